@@ -1,0 +1,82 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Shared by the sdp selftests: the test topology and KTAP helpers.
+#
+# Topology (rxe on 6.1 works in init_net only, so the RDMA hosts live there):
+#   init_net  v1 198.18.0.1/24 2001:db8::1/64  rxe1 --veth-- v2 198.18.0.2/24 2001:db8::2/64  rxe2
+#   init_net  t1 198.19.0.1/24 2001:db8:1::1/64 --veth-- netns "tcponly": t2 198.19.0.2/24 2001:db8:1::2/64
+# "tcponly" has no RDMA device: a plain TCP host for fallback tests.
+
+SDP_A=198.18.0.1
+SDP_B=198.18.0.2
+SDP_A6=2001:db8::1
+SDP_B6=2001:db8::2
+SDP_TCPONLY_LOCAL=198.19.0.1
+SDP_TCPONLY=198.19.0.2
+SDP_TCPONLY6=2001:db8:1::2
+SDP_TCPONLY_NS=tcponly
+KSFT_SKIP=4
+
+sdp_topology_up()
+{
+	ip link show v1 >/dev/null 2>&1 && return 0
+	modprobe rdma_rxe || return 1
+	modprobe veth || return 1
+	ip link add v1 type veth peer name v2 || return 1
+	ip addr add $SDP_A/24 dev v1
+	ip addr add $SDP_B/24 dev v2
+	ip -6 addr add $SDP_A6/64 dev v1 nodad
+	ip -6 addr add $SDP_B6/64 dev v2 nodad
+	ip link set v1 up
+	ip link set v2 up
+	rdma link add rxe1 type rxe netdev v1 || return 1
+	rdma link add rxe2 type rxe netdev v2 || return 1
+
+	ip netns add $SDP_TCPONLY_NS || return 1
+	ip link add t1 type veth peer name t2 netns $SDP_TCPONLY_NS || return 1
+	ip addr add $SDP_TCPONLY_LOCAL/24 dev t1
+	ip -6 addr add 2001:db8:1::1/64 dev t1 nodad
+	ip link set t1 up
+	ip -n $SDP_TCPONLY_NS addr add $SDP_TCPONLY/24 dev t2
+	ip -n $SDP_TCPONLY_NS -6 addr add $SDP_TCPONLY6/64 dev t2 nodad
+	ip -n $SDP_TCPONLY_NS link set t2 up
+	ip -n $SDP_TCPONLY_NS link set lo up
+}
+
+# Sum of a counter (sent_pkts, rdma_sends, ...) over every rxe link: in one
+# VM the rdma_cm binds both ends to the device owning the destination address.
+sdp_rxe_counter()
+{
+	rdma statistic show link 2>/dev/null |
+		awk -v c="$1" '{ for (i = 1; i < NF; i++) if ($i == c) s += $(i + 1) } END { print s + 0 }'
+}
+
+# KTAP output for shell tests; the runner reads the Totals line.
+ktap_pass=0
+ktap_fail=0
+ktap_skip=0
+ktap_n=0
+
+ktap_plan() { echo "TAP version 13"; echo "1..$1"; }
+ktap_result()	# ktap_result pass|fail|skip "description" [reason]
+{
+	ktap_n=$((ktap_n + 1))
+	case $1 in
+	pass) ktap_pass=$((ktap_pass + 1)); echo "ok $ktap_n $2" ;;
+	fail) ktap_fail=$((ktap_fail + 1)); echo "not ok $ktap_n $2${3:+ # $3}" ;;
+	skip) ktap_skip=$((ktap_skip + 1)); echo "ok $ktap_n $2 # SKIP $3" ;;
+	esac
+}
+ktap_check()	# ktap_check "description" command... : pass when it succeeds
+{
+	local d=$1
+	shift
+	if "$@"; then ktap_result pass "$d"; else ktap_result fail "$d"; fi
+}
+ktap_finished()
+{
+	echo "# Totals: pass:$ktap_pass fail:$ktap_fail xfail:0 xpass:0 skip:$ktap_skip error:0"
+	[ $ktap_fail -eq 0 ] || exit 1
+	[ $ktap_pass -gt 0 ] || [ $ktap_skip -eq 0 ] || exit $KSFT_SKIP
+	exit 0
+}

@@ -1,0 +1,53 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The module's life cycle: the family exists while it is loaded, sockets pin
+# it, a taken family number fails the load cleanly, and it unloads.
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+ko=${SDP_KO:-$here/../../net/sdp/sdp.ko}
+[ -r "$ko" ] || { echo "# no sdp.ko at $ko (set SDP_KO)"; exit $KSFT_SKIP; }
+
+# Prints the errno name socket(family, SOCK_STREAM) gets, or "ok".
+try_socket()
+{
+	python3 -c '
+import socket, sys, errno
+try:
+    socket.socket(int(sys.argv[1]), socket.SOCK_STREAM).close()
+    print("ok")
+except OSError as e:
+    print(errno.errorcode[e.errno])' "$1"
+}
+
+fam=$(cat /sys/module/sdp/parameters/family 2>/dev/null || echo 27)
+ktap_plan 7
+
+ktap_check "module loaded" grep -q '^sdp ' /proc/modules
+ktap_check "socket($fam, SOCK_STREAM) succeeds" [ "$(try_socket "$fam")" = ok ]
+
+python3 -c 'import socket, sys, time
+s = socket.socket(int(sys.argv[1]), socket.SOCK_STREAM); print("held", flush=True); time.sleep(60)' "$fam" >/tmp/sdp_hold.$$ &
+holder=$!
+for _ in $(seq 50); do grep -q held /tmp/sdp_hold.$$ && break; sleep 0.1; done
+ktap_check "rmmod refused while a socket is open" bash -c '! rmmod sdp 2>/dev/null'
+kill $holder
+wait $holder 2>/dev/null
+rm -f /tmp/sdp_hold.$$
+
+ktap_check "rmmod succeeds once sockets are closed" rmmod sdp
+ktap_check "family gone after unload" [ "$(try_socket "$fam")" = EAFNOSUPPORT ]
+
+# AF_INET is always taken: the load must fail and say why.
+dmesg -C
+if insmod "$ko" family=2 2>/dev/null; then
+	rmmod sdp
+	ktap_result fail "load with a taken family fails"
+else
+	ktap_check "load with a taken family fails and logs why" \
+		grep -q 'sdp: cannot register address family 2' <(dmesg)
+fi
+
+insmod "$ko" family="$fam"
+ktap_check "reloaded module serves sockets" [ "$(try_socket "$fam")" = ok ]
+ktap_finished

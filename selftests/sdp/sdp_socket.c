@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * socket(2) on the SDP family, checked against AF_INET/TCP as the oracle:
+ * every test runs once per variant and expects what TCP does, except where
+ * SDP is documented to differ (stream sockets only).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "sdp_util.h"
+
+FIXTURE(sock) {
+	int family;
+};
+
+FIXTURE_VARIANT(sock) {
+	int sdp;
+};
+
+FIXTURE_VARIANT_ADD(sock, tcp) { .sdp = 0 };
+FIXTURE_VARIANT_ADD(sock, sdp) { .sdp = 1 };
+
+FIXTURE_SETUP(sock)
+{
+	self->family = variant->sdp ? sdp_family() : AF_INET;
+}
+
+FIXTURE_TEARDOWN(sock)
+{
+}
+
+static int opt(int fd, int level, int name)
+{
+	socklen_t len = sizeof(int);
+	int v = -1;
+
+	if (getsockopt(fd, level, name, &v, &len))
+		return -errno;
+	return v;
+}
+
+TEST_F(sock, stream_default_protocol)
+{
+	int fd = socket(self->family, SOCK_STREAM, 0);
+
+	ASSERT_LE(0, fd) TH_LOG("socket: %s", strerror(errno));
+	EXPECT_EQ(SOCK_STREAM, opt(fd, SOL_SOCKET, SO_TYPE));
+	EXPECT_EQ(IPPROTO_TCP, opt(fd, SOL_SOCKET, SO_PROTOCOL));
+	close(fd);
+}
+
+TEST_F(sock, stream_tcp_protocol)
+{
+	int fd = socket(self->family, SOCK_STREAM, IPPROTO_TCP);
+
+	ASSERT_LE(0, fd) TH_LOG("socket: %s", strerror(errno));
+	EXPECT_EQ(IPPROTO_TCP, opt(fd, SOL_SOCKET, SO_PROTOCOL));
+	close(fd);
+}
+
+TEST_F(sock, type_flags)
+{
+	int fd = socket(self->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	ASSERT_LE(0, fd);
+	EXPECT_TRUE(fcntl(fd, F_GETFL) & O_NONBLOCK);
+	EXPECT_TRUE(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	EXPECT_EQ(SOCK_STREAM, opt(fd, SOL_SOCKET, SO_TYPE));
+	close(fd);
+}
+
+TEST_F(sock, seqpacket_refused)
+{
+	EXPECT_EQ(-1, socket(self->family, SOCK_SEQPACKET, 0));
+	EXPECT_EQ(ESOCKTNOSUPPORT, errno);
+}
+
+TEST_F(sock, wrong_protocol_refused)
+{
+	EXPECT_EQ(-1, socket(self->family, SOCK_STREAM, IPPROTO_UDP));
+	EXPECT_EQ(EPROTONOSUPPORT, errno);
+	EXPECT_EQ(-1, socket(self->family, SOCK_STREAM, IPPROTO_ICMP));
+	EXPECT_EQ(EPROTONOSUPPORT, errno);
+}
+
+TEST_F(sock, protocol_out_of_range)
+{
+	EXPECT_EQ(-1, socket(self->family, SOCK_STREAM, IPPROTO_MAX));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, socket(self->family, SOCK_STREAM, -1));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_F(sock, bad_type)
+{
+	EXPECT_EQ(-1, socket(self->family, 99, 0));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+/* SDP carries byte streams only: datagrams and raw sockets are refused. */
+TEST(sdp_dgram_refused)
+{
+	EXPECT_EQ(-1, socket(sdp_family(), SOCK_DGRAM, 0));
+	EXPECT_EQ(ESOCKTNOSUPPORT, errno);
+	EXPECT_EQ(-1, socket(sdp_family(), SOCK_DGRAM, IPPROTO_UDP));
+	EXPECT_EQ(ESOCKTNOSUPPORT, errno);
+	EXPECT_EQ(-1, socket(sdp_family(), SOCK_RAW, IPPROTO_TCP));
+	EXPECT_EQ(ESOCKTNOSUPPORT, errno);
+}
+
+TEST(sdp_many_sockets)
+{
+	int fds[256], i;
+
+	for (i = 0; i < 256; i++) {
+		fds[i] = socket(sdp_family(), SOCK_STREAM, 0);
+		ASSERT_LE(0, fds[i]);
+	}
+	for (i = 0; i < 256; i++)
+		close(fds[i]);
+}
+
+TEST_HARNESS_MAIN
