@@ -1,29 +1,139 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Sockets Direct Protocol: the address family.
+ * Sockets Direct Protocol: the address family and its socket calls.
  *
  * SDP sockets look like TCP sockets to their users but move their bytes over
- * RDMA reliable connections.
+ * RDMA reliable connections. Each one owns a native TCP socket (see sdp.h)
+ * that holds its port and options. The calls below follow inet_stream_ops
+ * and tcp_prot rule for rule: same states, errnos, waits and signals.
  */
 #define pr_fmt(fmt) "sdp: " fmt
 
 #include <linux/module.h>
 #include <linux/net.h>
 #include <linux/in.h>
-#include <net/sock.h>
-#include <linux/sdp.h>
+#include <linux/poll.h>
+#include <linux/sockios.h>
+#include <asm/ioctls.h>
+#include <net/inet_sock.h>
+#include <net/tcp.h>
 
 #include "sdp.h"
 
-static int family = AF_INET_SDP;
-module_param(family, int, 0444);
+int sdp_family = AF_INET_SDP;
+module_param_named(family, sdp_family, int, 0444);
 MODULE_PARM_DESC(family, "socket address family number to register (default 27, AF_INET_SDP)");
 
-static struct proto sdp_proto = {
+unsigned int sdp_buf_size = 16384;
+module_param_named(buf_size, sdp_buf_size, uint, 0644);
+MODULE_PARM_DESC(buf_size, "bytes per receive buffer, header included (1024..131072)");
+
+unsigned int sdp_rx_bufs = 16;
+module_param_named(rx_bufs, sdp_rx_bufs, uint, 0644);
+MODULE_PARM_DESC(rx_bufs, "receive buffers per connection unless SO_RCVBUF is set (4..256)");
+
+unsigned int sdp_tx_bufs = 16;
+module_param_named(tx_bufs, sdp_tx_bufs, uint, 0644);
+MODULE_PARM_DESC(tx_bufs, "send buffers per connection unless SO_SNDBUF is set (4..256)");
+
+struct workqueue_struct *sdp_wq;
+struct workqueue_struct *sdp_listen_wq;
+
+struct proto sdp_proto = {
 	.name		= "SDP",
 	.owner		= THIS_MODULE,
 	.obj_size	= sizeof(struct sdp_sock),
+	.release_cb	= sdp_release_cb,
 };
+
+/* Pairs with inet_sk_state_load() in poll (inet_sk_state_store is not exported). */
+void sdp_set_state(struct sock *sk, int state)
+{
+	smp_store_release(&sk->sk_state, state);
+}
+
+struct sdp_sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern)
+{
+	struct sdp_sock *ssk;
+	struct sock *sk;
+
+	sk = sk_alloc(net, sdp_family, GFP_KERNEL, &sdp_proto, kern);
+	if (!sk)
+		return NULL;
+	sock_init_data(sock, sk);
+	ssk = sdp_sk(sk);
+	sk->sk_type = SOCK_STREAM;
+	sk->sk_protocol = IPPROTO_TCP;
+	sk->sk_state = TCP_CLOSE;
+	/* TCP's defaults, so that SO_SNDBUF/SO_RCVBUF read the same. */
+	sk->sk_sndbuf = READ_ONCE(net->ipv4.sysctl_tcp_wmem[1]);
+	sk->sk_rcvbuf = READ_ONCE(net->ipv4.sysctl_tcp_rmem[1]);
+	sk->sk_write_space = sdp_write_space;
+	INIT_LIST_HEAD(&ssk->syn_q);
+	INIT_LIST_HEAD(&ssk->accept_q);
+	INIT_LIST_HEAD(&ssk->held_q);
+	INIT_LIST_HEAD(&ssk->child);
+	INIT_WORK(&ssk->accept_work, sdp_accept_work);
+	sdp_teardown_init(ssk);
+	timer_setup(&ssk->cork_timer, sdp_cork_timer, 0);
+	timer_setup(&ssk->fin_timer, sdp_fin_timer, 0);
+	return ssk;
+}
+
+/*
+ * Create the native socket, or replace it by one of another family while
+ * nothing is bound. It holds a netns reference like a user socket, since TCP
+ * may keep it alive after we let it go. SOL_TCP settings come from
+ * @opts_from (a listener's native socket) or from the socket it replaces.
+ */
+int sdp_tcp_create(struct sdp_sock *ssk, int family, struct socket *opts_from)
+{
+	struct net *net = sock_net(&ssk->sk);
+	struct socket *tcp, *old;
+	int err;
+
+	err = sock_create_kern(net, family, SOCK_STREAM, IPPROTO_TCP, &tcp);
+	if (err)
+		return err;
+	tcp->sk->sk_net_refcnt = 1;
+	get_net_track(net, &tcp->sk->ns_tracker, GFP_KERNEL);
+	sock_inuse_add(net, 1);
+
+	old = ssk->tcp;
+	ssk->tcp = tcp;
+	sdp_tcp_sync(ssk);
+	if (opts_from || old)
+		sdp_tcp_copy_opts(tcp, opts_from ? : old);
+	if (old)
+		sock_release(old);
+	sdp_tcp_refresh(ssk);
+	return 0;
+}
+
+/*
+ * A child takes its listener's options, as a TCP child clones its
+ * listener: socket-level settings, and the native socket's family and
+ * SOL_TCP state.
+ */
+int sdp_inherit(struct sdp_sock *child, struct sdp_sock *parent)
+{
+	struct sock *csk = &child->sk, *psk = &parent->sk;
+
+	csk->sk_userlocks = psk->sk_userlocks & (SOCK_SNDBUF_LOCK | SOCK_RCVBUF_LOCK);
+	csk->sk_sndbuf = psk->sk_sndbuf;
+	csk->sk_rcvbuf = psk->sk_rcvbuf;
+	csk->sk_rcvlowat = psk->sk_rcvlowat;
+	csk->sk_rcvtimeo = psk->sk_rcvtimeo;
+	csk->sk_sndtimeo = psk->sk_sndtimeo;
+	csk->sk_lingertime = psk->sk_lingertime;
+	csk->sk_priority = psk->sk_priority;
+	csk->sk_mark = psk->sk_mark;
+	csk->sk_bound_dev_if = psk->sk_bound_dev_if;
+	sock_valbool_flag(csk, SOCK_LINGER, sock_flag(psk, SOCK_LINGER));
+	sock_valbool_flag(csk, SOCK_KEEPOPEN, sock_flag(psk, SOCK_KEEPOPEN));
+	sock_valbool_flag(csk, SOCK_URGINLINE, sock_flag(psk, SOCK_URGINLINE));
+	return sdp_tcp_create(child, parent->tcp->sk->sk_family, parent->tcp);
+}
 
 static int sdp_release(struct socket *sock)
 {
@@ -31,27 +141,382 @@ static int sdp_release(struct socket *sock)
 
 	if (!sk)
 		return 0;
-	sock_orphan(sk);
+	sdp_close(sk, sock_flag(sk, SOCK_LINGER) &&
+		  !(current->flags & PF_EXITING) ? sk->sk_lingertime : 0);
 	sock->sk = NULL;
-	sock_put(sk);
 	return 0;
 }
 
-static const struct proto_ops sdp_proto_ops = {
-	.family		= PF_INET_SDP,
+static int sdp_bind(struct socket *sock, struct sockaddr *uaddr, int addr_len)
+{
+	struct sdp_sock *ssk = sdp_sk(sock->sk);
+	struct sockaddr_storage addr;
+	int len;
+
+	lock_sock(sock->sk);
+	len = sdp_addr_from_user(ssk, uaddr, addr_len, &addr, false);
+	if (len >= 0) {
+		sdp_tcp_sync(ssk);
+		len = kernel_bind(ssk->tcp, (struct sockaddr *)&addr, len);
+	}
+	release_sock(sock->sk);
+	return len;
+}
+
+/* inet_listen(): the native socket listens too (it holds the port). */
+static int sdp_listen(struct socket *sock, int backlog)
+{
+	struct sock *sk = sock->sk;
+	struct sdp_sock *ssk = sdp_sk(sk);
+	int err = -EINVAL;
+
+	lock_sock(sk);
+	if (sock->state != SS_UNCONNECTED ||
+	    !((1 << sk->sk_state) & (TCPF_CLOSE | TCPF_LISTEN)))
+		goto out;
+	sdp_tcp_sync(ssk);
+	err = kernel_listen(ssk->tcp, backlog);
+	if (err)
+		goto out;
+	WRITE_ONCE(sk->sk_max_ack_backlog, backlog);
+	if (sk->sk_state != TCP_LISTEN) {
+		/* Without an RDMA device here the listener serves TCP only. */
+		if (sdp_cm_listen(ssk))
+			SDP_INC_STATS(sock_net(sk), SDP_MIB_LISTEN_NO_RDMA);
+		sdp_set_state(sk, TCP_LISTEN);
+	} else if (!list_empty(&ssk->held_q)) {
+		sock_hold(sk);
+		if (!queue_work(sdp_listen_wq, &ssk->accept_work))
+			sock_put(sk);
+	}
+	err = 0;
+out:
+	release_sock(sk);
+	return err;
+}
+
+static int sdp_accept(struct socket *sock, struct socket *newsock, int flags,
+		      bool kern)
+{
+	struct sock *sk = sock->sk;
+	struct sdp_sock *ssk = sdp_sk(sk);
+	struct sdp_sock *child, *parent;
+	struct sock *csk;
+	long timeo;
+	int err;
+
+	lock_sock(sk);
+	err = -EINVAL;
+	if (sk->sk_state != TCP_LISTEN)
+		goto out;
+	timeo = sock_rcvtimeo(sk, flags & O_NONBLOCK);
+	while (list_empty(&ssk->accept_q)) {
+		DEFINE_WAIT_FUNC(wait, woken_wake_function);
+
+		err = -EAGAIN;
+		if (!timeo)
+			goto out;
+		err = sock_intr_errno(timeo);
+		if (signal_pending(current))
+			goto out;
+		add_wait_queue(sk_sleep(sk), &wait);
+		sk_wait_event(sk, &timeo, !list_empty(&ssk->accept_q) ||
+			      sk->sk_state != TCP_LISTEN, &wait);
+		remove_wait_queue(sk_sleep(sk), &wait);
+		err = -EINVAL;
+		if (sk->sk_state != TCP_LISTEN)
+			goto out;
+	}
+	child = list_first_entry(&ssk->accept_q, struct sdp_sock, child);
+	list_del_init(&child->child);
+	sk_acceptq_removed(sk);
+	if (!list_empty(&ssk->held_q)) {
+		sock_hold(sk);
+		if (!queue_work(sdp_listen_wq, &ssk->accept_work))
+			sock_put(sk);
+	}
+	release_sock(sk);
+
+	csk = &child->sk;
+	lock_sock(csk);
+	sock_graft(csk, newsock);
+	newsock->ops = &sdp_proto_ops;
+	newsock->state = SS_CONNECTED;
+	parent = child->parent;
+	child->parent = NULL;
+	release_sock(csk);
+	sock_put(&parent->sk);
+	return 0;
+out:
+	release_sock(sk);
+	return err;
+}
+
+/* Wait while connecting, as inet_wait_for_connect(). */
+static long sdp_wait_for_connect(struct sock *sk, long timeo)
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+
+	add_wait_queue(sk_sleep(sk), &wait);
+	while ((1 << sk->sk_state) & (TCPF_SYN_SENT | TCPF_SYN_RECV)) {
+		if (!timeo || signal_pending(current))
+			break;
+		sk_wait_event(sk, &timeo, !((1 << READ_ONCE(sk->sk_state)) &
+			      (TCPF_SYN_SENT | TCPF_SYN_RECV)), &wait);
+	}
+	remove_wait_queue(sk_sleep(sk), &wait);
+	return timeo;
+}
+
+/* Forget a previous attempt's RDMA state before connecting again. */
+static void sdp_connect_reset(struct sdp_sock *ssk)
+{
+	struct sock *sk = &ssk->sk;
+
+	if (!ssk->id && !ssk->conn)
+		return;
+	sdp_conn_free(ssk);
+	release_sock(sk);
+	flush_work(&ssk->teardown_work);
+	sdp_cm_destroy(ssk);
+	lock_sock(sk);
+	ssk->flags = 0;
+	sock_reset_flag(sk, SOCK_DONE);
+	memset(&ssk->saddr, 0, sizeof(ssk->saddr));
+}
+
+/* __inet_stream_connect(): the same sock->state machine and errnos. */
+static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int addr_len,
+		       int flags)
+{
+	struct sock *sk = sock->sk;
+	struct sdp_sock *ssk = sdp_sk(sk);
+	struct sockaddr_storage dst;
+	long timeo;
+	int err;
+
+	lock_sock(sk);
+	if (addr_len >= (int)sizeof(uaddr->sa_family) &&
+	    uaddr->sa_family == AF_UNSPEC) {
+		sdp_disconnect(sk);
+		sock->state = SS_UNCONNECTED;
+		err = 0;
+		goto out;
+	}
+
+	switch (sock->state) {
+	default:
+		err = -EINVAL;
+		goto out;
+	case SS_CONNECTED:
+		err = -EISCONN;
+		goto out;
+	case SS_CONNECTING:
+		err = -EALREADY;
+		break;
+	case SS_UNCONNECTED:
+		err = -EISCONN;
+		if (sk->sk_state != TCP_CLOSE)
+			goto out;
+		err = sdp_addr_from_user(ssk, uaddr, addr_len, &dst, true);
+		if (err < 0)
+			goto out;
+		sdp_connect_reset(ssk);
+		WRITE_ONCE(sk->sk_shutdown, 0);
+		sk->sk_err = 0;
+		sdp_set_state(sk, TCP_SYN_SENT);
+		err = sdp_cm_connect(ssk, &dst);
+		if (err) {
+			sdp_set_state(sk, TCP_CLOSE);
+			goto out;
+		}
+		sock->state = SS_CONNECTING;
+		err = -EINPROGRESS;
+		break;
+	}
+
+	timeo = sock_sndtimeo(sk, flags & O_NONBLOCK);
+	if ((1 << sk->sk_state) & (TCPF_SYN_SENT | TCPF_SYN_RECV)) {
+		if (!timeo)
+			goto out;
+		timeo = sdp_wait_for_connect(sk, timeo);
+		if ((1 << sk->sk_state) & (TCPF_SYN_SENT | TCPF_SYN_RECV)) {
+			err = timeo ? sock_intr_errno(timeo) : -EINPROGRESS;
+			if (!timeo || signal_pending(current))
+				goto out;
+		}
+	}
+	if (sk->sk_state == TCP_CLOSE)
+		goto sock_error;
+	sock->state = SS_CONNECTED;
+	err = 0;
+out:
+	release_sock(sk);
+	return err;
+sock_error:
+	err = sock_error(sk) ? : -ECONNABORTED;
+	sock->state = SS_UNCONNECTED;
+	goto out;
+}
+
+/* inet_getname(): addresses in the socket's own family. */
+static int sdp_getname(struct socket *sock, struct sockaddr *uaddr, int peer)
+{
+	struct sock *sk = sock->sk;
+	struct sdp_sock *ssk = sdp_sk(sk);
+	int len;
+
+	lock_sock(sk);
+	if (peer) {
+		len = -ENOTCONN;
+		if (((1 << sk->sk_state) & (TCPF_CLOSE | TCPF_SYN_SENT | TCPF_LISTEN)) &&
+		    (peer == 1 || !ssk->daddr.ss_family))
+			goto out;
+		len = sdp_addr_to_user(ssk, &ssk->daddr, uaddr);
+	} else if (ssk->saddr.ss_family) {
+		len = sdp_addr_to_user(ssk, &ssk->saddr, uaddr);
+	} else {
+		len = kernel_getsockname(ssk->tcp, uaddr);
+	}
+out:
+	release_sock(sk);
+	return len;
+}
+
+/* tcp_poll(), bit for bit. */
+static __poll_t sdp_poll(struct file *file, struct socket *sock, poll_table *wait)
+{
+	struct sock *sk = sock->sk;
+	struct sdp_sock *ssk = sdp_sk(sk);
+	__poll_t mask = 0;
+	u8 shutdown;
+	int state;
+
+	sock_poll_wait(file, sock, wait);
+	state = inet_sk_state_load(sk);
+	if (state == TCP_LISTEN)
+		return list_empty_careful(&ssk->accept_q) ? 0 : EPOLLIN | EPOLLRDNORM;
+
+	shutdown = READ_ONCE(sk->sk_shutdown);
+	if (shutdown == SHUTDOWN_MASK || state == TCP_CLOSE)
+		mask |= EPOLLHUP;
+	if (shutdown & RCV_SHUTDOWN)
+		mask |= EPOLLIN | EPOLLRDNORM | EPOLLRDHUP;
+
+	if (state != TCP_SYN_SENT && state != TCP_SYN_RECV) {
+		if (sdp_readable(sk, sock_rcvlowat(sk, 0, INT_MAX)))
+			mask |= EPOLLIN | EPOLLRDNORM;
+		if (!(shutdown & SEND_SHUTDOWN)) {
+			if (sdp_writeable(sk)) {
+				mask |= EPOLLOUT | EPOLLWRNORM;
+			} else {
+				sk_set_bit(SOCKWQ_ASYNC_NOSPACE, sk);
+				set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+				/* Pairs with the barrier in the completion path. */
+				smp_mb__after_atomic();
+				if (sdp_writeable(sk))
+					mask |= EPOLLOUT | EPOLLWRNORM;
+			}
+		} else {
+			mask |= EPOLLOUT | EPOLLWRNORM;
+		}
+	}
+	smp_rmb();
+	if (READ_ONCE(sk->sk_err) || !skb_queue_empty_lockless(&sk->sk_error_queue))
+		mask |= EPOLLERR;
+	return mask;
+}
+
+/* tcp_ioctl() for the queue sizes; the rest is the native socket's. */
+static int sdp_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
+{
+	struct sock *sk = sock->sk;
+	struct sdp_sock *ssk = sdp_sk(sk);
+	int answ;
+
+	switch (cmd) {
+	case SIOCINQ:
+	case SIOCOUTQ:
+	case SIOCOUTQNSD:
+		if (sk->sk_state == TCP_LISTEN)
+			return -EINVAL;
+		lock_sock(sk);
+		sdp_flush(ssk);
+		if (cmd == SIOCINQ)
+			answ = READ_ONCE(ssk->rx_avail);
+		else if (cmd == SIOCOUTQ)
+			answ = READ_ONCE(ssk->tx_unacked);
+		else
+			answ = READ_ONCE(ssk->tx_unsent);
+		release_sock(sk);
+		break;
+	case SIOCATMARK:
+		/* No urgent data is ever pending. */
+		answ = 0;
+		break;
+	default:
+		return ssk->tcp->ops->ioctl(ssk->tcp, cmd, arg);
+	}
+	return put_user(answ, (int __user *)arg);
+}
+
+/* inet_shutdown(). */
+static int sdp_shutdown(struct socket *sock, int how)
+{
+	struct sock *sk = sock->sk;
+	int err = 0;
+
+	how++;
+	if ((how & ~SHUTDOWN_MASK) || !how)
+		return -EINVAL;
+
+	lock_sock(sk);
+	if (sock->state == SS_CONNECTING) {
+		if ((1 << sk->sk_state) & (TCPF_SYN_SENT | TCPF_SYN_RECV | TCPF_CLOSE))
+			sock->state = SS_DISCONNECTING;
+		else
+			sock->state = SS_CONNECTED;
+	}
+	switch (sk->sk_state) {
+	case TCP_CLOSE:
+		err = -ENOTCONN;
+		fallthrough;
+	default:
+		WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | how);
+		if (how & SEND_SHUTDOWN)
+			sdp_shutdown_send(sk);
+		break;
+	case TCP_LISTEN:
+		if (!(how & RCV_SHUTDOWN))
+			break;
+		fallthrough;
+	case TCP_SYN_SENT:
+		sdp_disconnect(sk);
+		sock->state = SS_UNCONNECTED;
+		break;
+	}
+	sk->sk_state_change(sk);
+	release_sock(sk);
+	return err;
+}
+
+struct proto_ops sdp_proto_ops = {
 	.owner		= THIS_MODULE,
 	.release	= sdp_release,
-	.bind		= sock_no_bind,
-	.connect	= sock_no_connect,
+	.bind		= sdp_bind,
+	.connect	= sdp_connect,
 	.socketpair	= sock_no_socketpair,
-	.accept		= sock_no_accept,
-	.getname	= sock_no_getname,
-	.poll		= datagram_poll,
-	.ioctl		= sock_no_ioctl,
-	.listen		= sock_no_listen,
-	.shutdown	= sock_no_shutdown,
-	.sendmsg	= sock_no_sendmsg,
-	.recvmsg	= sock_no_recvmsg,
+	.accept		= sdp_accept,
+	.getname	= sdp_getname,
+	.poll		= sdp_poll,
+	.ioctl		= sdp_ioctl,
+	.gettstamp	= sock_gettstamp,
+	.listen		= sdp_listen,
+	.shutdown	= sdp_shutdown,
+	.setsockopt	= sdp_setsockopt,
+	.getsockopt	= sdp_getsockopt,
+	.sendmsg	= sdp_sendmsg,
+	.recvmsg	= sdp_recvmsg,
 	.mmap		= sock_no_mmap,
 	.sendpage	= sock_no_sendpage,
 };
@@ -59,7 +524,8 @@ static const struct proto_ops sdp_proto_ops = {
 /* Stream sockets only, with the protocol TCP would take for them. */
 static int sdp_create(struct net *net, struct socket *sock, int protocol, int kern)
 {
-	struct sock *sk;
+	struct sdp_sock *ssk;
+	int err;
 
 	if (sock->type != SOCK_STREAM)
 		return -ESOCKTNOSUPPORT;
@@ -68,13 +534,18 @@ static int sdp_create(struct net *net, struct socket *sock, int protocol, int ke
 	if (protocol != IPPROTO_IP && protocol != IPPROTO_TCP)
 		return -EPROTONOSUPPORT;
 
-	sk = sk_alloc(net, family, GFP_KERNEL, &sdp_proto, kern);
-	if (!sk)
+	ssk = sdp_sk_alloc(net, sock, kern);
+	if (!ssk)
 		return -ENOMEM;
-	sock_init_data(sock, sk);
-	sk->sk_protocol = IPPROTO_TCP;
 	sock->state = SS_UNCONNECTED;
 	sock->ops = &sdp_proto_ops;
+	err = sdp_tcp_create(ssk, AF_INET, NULL);
+	if (err) {
+		sock->sk = NULL;
+		ssk->sk.sk_socket = NULL;
+		sock_put(&ssk->sk);
+		return err;
+	}
 	return 0;
 }
 
@@ -87,29 +558,61 @@ static int __init sdp_init(void)
 {
 	int err;
 
-	if (family <= 0 || family >= NPROTO) {
-		pr_err("family=%d is out of range (1..%d)\n", family, NPROTO - 1);
+	if (sdp_family <= 0 || sdp_family >= NPROTO) {
+		pr_err("family=%d is out of range (1..%d)\n", sdp_family, NPROTO - 1);
 		return -EINVAL;
 	}
+	sdp_proto_ops.family = sdp_family;
+	sdp_family_ops.family = sdp_family;
+
+	err = -ENOMEM;
+	sdp_wq = alloc_workqueue("sdp", WQ_MEM_RECLAIM, 0);
+	if (!sdp_wq)
+		goto out;
+	sdp_listen_wq = alloc_ordered_workqueue("sdp_listen", WQ_MEM_RECLAIM);
+	if (!sdp_listen_wq)
+		goto out_wq;
+	err = sdp_stats_init();
+	if (err)
+		goto out_listen_wq;
 	err = proto_register(&sdp_proto, 1);
 	if (err)
-		return err;
-	sdp_family_ops.family = family;
+		goto out_stats;
+	err = sdp_dev_init();
+	if (err)
+		goto out_proto;
 	err = sock_register(&sdp_family_ops);
 	if (err) {
-		pr_err("cannot register address family %d (%d): %s\n", family, err,
+		pr_err("cannot register address family %d (%d): %s\n", sdp_family, err,
 		       err == -EEXIST ? "another module holds it, load with family=N" : "error");
-		proto_unregister(&sdp_proto);
-		return err;
+		goto out_dev;
 	}
-	pr_info("registered address family %d\n", family);
+	pr_info("registered address family %d\n", sdp_family);
 	return 0;
+
+out_dev:
+	sdp_dev_exit();
+out_proto:
+	proto_unregister(&sdp_proto);
+out_stats:
+	sdp_stats_exit();
+out_listen_wq:
+	destroy_workqueue(sdp_listen_wq);
+out_wq:
+	destroy_workqueue(sdp_wq);
+out:
+	return err;
 }
 
 static void __exit sdp_exit(void)
 {
-	sock_unregister(family);
+	sock_unregister(sdp_family);
+	/* Sockets pin the module: none exist, so no connection does. */
+	sdp_dev_exit();
+	destroy_workqueue(sdp_listen_wq);
+	destroy_workqueue(sdp_wq);
 	proto_unregister(&sdp_proto);
+	sdp_stats_exit();
 }
 
 module_init(sdp_init);

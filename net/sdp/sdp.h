@@ -3,15 +3,364 @@
 #ifndef _NET_SDP_H
 #define _NET_SDP_H
 
+#include <linux/net.h>
+#include <linux/workqueue.h>
 #include <net/sock.h>
+#include <net/tcp_states.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+#include <net/netns/generic.h>
+#include <linux/sdp.h>
+
+#include "sdp_wire.h"
+
+/*
+ * Locking.
+ *
+ * - lock_sock() serialises process context (syscalls, rdma_cm handlers,
+ *   work items).
+ * - Completion handlers (softirq) and timers take the socket spinlock. They
+ *   run sdp_process() when no process owns the socket, and otherwise set
+ *   SDP_F_DEFERRED so that release_sock() runs it (sdp_release_cb). Slot
+ *   "done" flags are written only under the spinlock.
+ * - rdma_cm handlers hold the id's handler mutex and then take lock_sock():
+ *   nothing may wait for a handler (rdma_destroy_id, rdma_connect,
+ *   rdma_lock_handler) while holding lock_sock().
+ * - ssk->id has one owner: whoever takes it with xchg() destroys it.
+ */
+
+/* Tunables (module parameters, read when a connection is set up). */
+extern unsigned int sdp_buf_size;
+extern unsigned int sdp_rx_bufs;
+extern unsigned int sdp_tx_bufs;
+extern int sdp_family;
+
+#define SDP_MIN_BUF_SIZE	1024
+#define SDP_MAX_BUF_SIZE	(128 * 1024)
+#define SDP_MIN_BUFS		4
+#define SDP_MAX_BUFS		256
+#define SDP_CTRL_SLOTS		4
+#define SDP_CTRL_MSG_MAX	64	/* bytes per control ring slot */
+/* Credits Data never takes: they carry DisConn, Abort and credit updates. */
+#define SDP_CTRL_CREDITS	1
+#define SDP_RESOLVE_TIMEOUT_MS	2000
+/* rnr_retry_count 7 would retry forever; a peer overrunning us is a bug. */
+#define SDP_RNR_RETRY		6
+#define SDP_RETRY		7
+/* TCP_CORK and MSG_MORE hold a partial message at most this long (as TCP). */
+#define SDP_CORK_TIMEOUT	(HZ / 5)
+
+struct sdp_dev {
+	struct list_head	list;		/* on sdp_devices */
+	struct ib_device	*ibdev;
+	struct ib_pd		*pd;
+	struct kref		ref;		/* one per connection, one for the list */
+	struct completion	released;
+	struct mutex		lock;		/* conns, dead */
+	struct list_head	conns;
+	bool			dead;
+};
+
+struct sdp_sock;
+
+struct sdp_rx_slot {
+	struct ib_cqe		cqe;
+	struct list_head	node;		/* on rx_posted or rx_ready */
+	void			*buf;
+	u64			dma;
+	u32			len;		/* bytes received, header included */
+	u32			off;		/* next unread byte */
+	u8			status;		/* enum ib_wc_status */
+	bool			done;
+};
+
+struct sdp_tx_slot {
+	struct ib_cqe		cqe;
+	void			*buf;
+	u64			dma;
+	u32			len;		/* bytes filled, header included */
+	u8			status;
+	bool			done;
+	bool			ctrl;		/* from the control ring */
+};
+
+/* What we advertised with each message we sent: checks the peer's credits. */
+struct sdp_adv {
+	u16	bufs;
+	u32	rx_mseq;
+};
+
+/* RDMA state of one connection; exists from QP creation to teardown. */
+struct sdp_conn {
+	struct sdp_sock		*ssk;
+	struct rdma_cm_id	*id;		/* the id the QP belongs to */
+	struct sdp_dev		*sdev;
+	struct list_head	dev_item;	/* on sdev->conns */
+	struct ib_cq		*cq;
+	struct ib_qp		*qp;
+	u32			lkey;
+	u32			max_inline;
+	bool			started;	/* the peer's Hello/HelloAck is in */
+
+	/* receive ring: buffers of rcv_size bytes */
+	struct sdp_rx_slot	*rx;
+	u32			rx_count;
+	u32			rcv_size;
+	struct list_head	rx_posted;	/* in posting order */
+	struct list_head	rx_ready;	/* data not yet read */
+	u32			rx_posted_nr;
+	u32			rx_ready_bytes;
+
+	/* send ring: data messages of at most snd_size bytes */
+	struct sdp_tx_slot	*tx;
+	u32			tx_count;
+	u32			snd_size;
+	u32			tx_head;	/* next slot to fill */
+	u32			tx_post;	/* next slot to post */
+	u32			tx_tail;	/* oldest posted, not completed */
+	u32			tx_queued_bytes;	/* payload filled, not completed */
+	u32			tx_unposted_bytes;	/* payload filled, not posted */
+
+	/* control ring */
+	struct sdp_tx_slot	ctrl[SDP_CTRL_SLOTS];
+	void			*ctrl_buf;
+	u64			ctrl_dma;
+	u32			ctrl_head;
+	u32			ctrl_tail;
+
+	/* sequence numbers and credits (SDP spec: bufs - (mseq - mseq_ack)) */
+	u32			tx_mseq;	/* last mseq we sent */
+	u32			tx_mseq_acked;	/* last of ours the peer processed */
+	u16			tx_bufs;	/* the peer's latest bufs */
+	u16			peer_max_bufs;	/* the peer's bufs in its Hello */
+	bool			tx_over;	/* sent a control message on the spare */
+	u32			tx_over_mseq;	/* ... with this mseq */
+	u32			rx_mseq;	/* last mseq we received */
+	u16			rx_adv;		/* bufs we last advertised */
+	u32			rx_mseq_adv;	/* rx_mseq when we did */
+	struct sdp_adv		*hist;		/* indexed by our mseq & hist_mask */
+	u32			hist_mask;
+};
+
+/* sdp_sock.flags */
+enum {
+	SDP_F_DEFERRED,		/* completions or timer work wait for release_cb */
+	SDP_F_PUSH,		/* send partial data now (cork timer fired) */
+	SDP_F_MORE,		/* the last sendmsg() said MSG_MORE */
+	SDP_F_SEND_DISCONN,	/* DisConn once the data before it is posted */
+	SDP_F_RCVD_DISCONN,	/* the peer's DisConn arrived */
+	SDP_F_FIN_TIMEOUT,	/* an orphan lingered too long */
+	SDP_F_CM_GONE,		/* the QP was disconnected (by us or the peer) */
+	SDP_F_DESTROYED,	/* sdp_destroy() ran */
+};
+
+/* Counters in /proc/net/sdp_stats (names in sdp_stats.c). */
+enum sdp_mib_field {
+	SDP_MIB_ACTIVE_OPENS,		/* connects started over RDMA */
+	SDP_MIB_PASSIVE_OPENS,		/* requests accepted over RDMA */
+	SDP_MIB_ESTABLISHED,		/* connections that reached ESTABLISHED */
+	SDP_MIB_CONNECT_FAILED,		/* RDMA connects that failed */
+	SDP_MIB_REJECT_SENT,		/* requests we refused */
+	SDP_MIB_BACKLOG_HELD,		/* requests held for backlog room */
+	SDP_MIB_LISTEN_NO_RDMA,		/* listeners without an RDMA listener */
+	SDP_MIB_BAD_HELLO,		/* malformed or incompatible Hello/HelloAck */
+	SDP_MIB_DISCONN_SENT,
+	SDP_MIB_DISCONN_RCVD,
+	SDP_MIB_ABORT_SENT,
+	SDP_MIB_ABORT_RCVD,
+	SDP_MIB_BAD_MID,		/* peer sent an unknown message id */
+	SDP_MIB_UNEXPECTED_MID,		/* a known message where it may not be */
+	SDP_MIB_BAD_LEN,		/* BSDH length disagrees with the message */
+	SDP_MIB_BAD_MSEQ,		/* mseq out of order */
+	SDP_MIB_BAD_MSEQ_ACK,		/* mseq_ack of a message never sent */
+	SDP_MIB_BAD_BUFS,		/* bufs beyond what the peer posted */
+	SDP_MIB_BAD_CREDITS,		/* peer sent beyond the credits we gave */
+	SDP_MIB_QP_ERROR,		/* work request failed */
+	SDP_MIB_DEVICE_REMOVED,		/* connections lost with their device */
+	SDP_MIB_TX_MSGS,
+	SDP_MIB_RX_MSGS,
+	SDP_MIB_TX_BYTES,
+	SDP_MIB_RX_BYTES,
+	SDP_MIB_CREDIT_UPDATES,		/* messages sent only to return credits */
+	SDP_MIB_MAX
+};
+
+struct sdp_mib {
+	u64	mibs[SDP_MIB_MAX];
+};
+
+struct sdp_net {
+	struct sdp_mib __percpu	*mib;
+};
+
+extern unsigned int sdp_net_id;
+
+#define SDP_ADD_STATS(net, field, val) \
+	this_cpu_add(((struct sdp_net *)net_generic(net, sdp_net_id))->mib->mibs[field], val)
+#define SDP_INC_STATS(net, field)	SDP_ADD_STATS(net, field, 1)
+
+struct sdp_stats_sock {
+	u64	tx_bytes;
+	u64	rx_bytes;
+	u64	tx_msgs;
+	u64	rx_msgs;
+	u64	tx_credit_updates;
+};
 
 struct sdp_sock {
-	struct sock	sk;	/* must be first */
+	struct sock		sk;	/* must be first */
+
+	/*
+	 * The native TCP socket behind this one: it holds the port in the
+	 * TCP port space (bind is done on it first), validates and keeps the
+	 * SOL_TCP/SOL_IP/SOL_IPV6 options, and its family is the family of the
+	 * addresses this socket speaks.
+	 */
+	struct socket		*tcp;
+
+	struct rdma_cm_id	*id;
+	struct sdp_conn		*conn;
+	unsigned long		flags;
+
+	/* listener */
+	struct list_head	syn_q;		/* accepted over RDMA, not established */
+	struct list_head	accept_q;	/* established, waiting for accept() */
+	struct list_head	held_q;		/* requests waiting for backlog room */
+	u32			held_nr;
+	struct work_struct	accept_work;
+
+	/* child of a listener, until accept() */
+	struct sdp_sock		*parent;
+	struct list_head	child;
+	bool			held;		/* on held_q, not syn_q/accept_q */
+	struct sdp_hh		peer_hh;	/* the Hello it came with */
+
+	/* connection */
+	u32			transport;	/* enum sdp_transport */
+	struct sockaddr_storage	saddr;		/* as rdma_cm saw them */
+	struct sockaddr_storage	daddr;
+	struct work_struct	teardown_work;
+	struct timer_list	cork_timer;
+	struct timer_list	fin_timer;
+	char			ibdev[IB_DEVICE_NAME_MAX];
+
+	/* cached SOL_TCP options (the values live in the native socket) */
+	bool			nodelay;
+	bool			cork;
+	u32			notsent_lowat;
+
+	/* read without the socket lock (poll, ioctl): kept by sdp_update_counts */
+	u32			rx_avail;	/* bytes readable */
+	u32			tx_free_slots;	/* send buffers free */
+	u32			tx_unsent;	/* bytes not yet posted */
+	u32			tx_unacked;	/* bytes not yet completed */
+
+	struct sdp_stats_sock	stats;
 };
 
 static inline struct sdp_sock *sdp_sk(const struct sock *sk)
 {
 	return container_of(sk, struct sdp_sock, sk);
 }
+
+/* A connection that carries data: established or half closed. */
+static inline bool sdp_can_send_state(const struct sock *sk)
+{
+	return (1 << sk->sk_state) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT);
+}
+
+/* Credits the peer has given us now. */
+static inline int sdp_tx_credits(const struct sdp_conn *c)
+{
+	return (s16)(c->tx_bufs - (u16)(c->tx_mseq - c->tx_mseq_acked));
+}
+
+/* af_sdp.c */
+extern struct proto sdp_proto;
+extern struct proto_ops sdp_proto_ops;
+extern struct workqueue_struct *sdp_wq;
+extern struct workqueue_struct *sdp_listen_wq;
+struct sdp_sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern);
+int sdp_tcp_create(struct sdp_sock *ssk, int family, struct socket *opts_from);
+int sdp_inherit(struct sdp_sock *child, struct sdp_sock *parent);
+void sdp_set_state(struct sock *sk, int state);
+
+/* sdp_addr.c */
+bool sdp_tcp_fresh(const struct sdp_sock *ssk);
+int sdp_addr_from_user(struct sdp_sock *ssk, struct sockaddr *uaddr, int len,
+		       struct sockaddr_storage *out, bool for_connect);
+int sdp_addr_to_user(struct sdp_sock *ssk, const struct sockaddr_storage *addr,
+		     struct sockaddr *uaddr);
+void sdp_addr_unmap(struct sockaddr_storage *addr);
+
+/* sdp_cma.c */
+int sdp_cm_connect(struct sdp_sock *ssk, struct sockaddr_storage *dst);
+int sdp_cm_listen(struct sdp_sock *ssk);
+void sdp_cm_destroy(struct sdp_sock *ssk);
+void sdp_accept_work(struct work_struct *work);
+
+/* sdp_conn.c */
+int sdp_conn_create(struct sdp_sock *ssk, struct rdma_cm_id *id, u32 rcv_size);
+int sdp_conn_start(struct sdp_conn *c, u32 snd_size, u16 peer_bufs);
+u16 sdp_conn_hello_bufs(struct sdp_conn *c);
+void sdp_conn_free(struct sdp_sock *ssk);
+void sdp_process(struct sdp_sock *ssk);
+void __sdp_defer_or_process(struct sdp_sock *ssk);
+void sdp_defer_or_process(struct sdp_sock *ssk);
+void sdp_release_cb(struct sock *sk);
+void sdp_flush(struct sdp_sock *ssk);
+void sdp_update_counts(struct sdp_sock *ssk);
+
+/* sdp_dev.c */
+int sdp_dev_init(void);
+void sdp_dev_exit(void);
+struct sdp_dev *sdp_dev_get(struct ib_device *ibdev);
+void sdp_dev_put(struct sdp_dev *sdev);
+int sdp_dev_add_conn(struct sdp_dev *sdev, struct sdp_conn *c);
+void sdp_dev_del_conn(struct sdp_conn *c);
+
+/* sdp_rx.c */
+void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc);
+int sdp_post_recv(struct sdp_conn *c, struct sdp_rx_slot *slot);
+void sdp_rx_reap(struct sdp_sock *ssk);
+int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags);
+bool sdp_readable(const struct sock *sk, int target);
+
+/* sdp_tx.c */
+void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc);
+void sdp_tx_reap(struct sdp_sock *ssk);
+void sdp_tx_push(struct sdp_sock *ssk, bool force);
+bool sdp_post_abort(struct sdp_sock *ssk);
+int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len);
+bool sdp_writeable(const struct sock *sk);
+void sdp_write_space(struct sock *sk);
+void sdp_cork_timer(struct timer_list *t);
+
+/* sdp_close.c */
+void sdp_teardown_init(struct sdp_sock *ssk);
+void sdp_schedule_teardown(struct sdp_sock *ssk);
+void sdp_destroy(struct sdp_sock *ssk);
+void sdp_close(struct sock *sk, long timeout);
+void sdp_disconnect(struct sock *sk);
+void sdp_shutdown_send(struct sock *sk);
+void sdp_done(struct sock *sk, int err);
+void sdp_abort(struct sdp_sock *ssk, int err);
+void sdp_conn_error(struct sdp_sock *ssk, int err, int mib);
+void sdp_fin_timer(struct timer_list *t);
+void sdp_peer_disconn(struct sdp_sock *ssk);
+void sdp_disconn_sent(struct sdp_sock *ssk);
+
+/* sdp_sockopt.c */
+int sdp_setsockopt(struct socket *sock, int level, int optname,
+		   sockptr_t optval, unsigned int optlen);
+int sdp_getsockopt(struct socket *sock, int level, int optname,
+		   char __user *optval, int __user *optlen);
+void sdp_tcp_sync(struct sdp_sock *ssk);
+void sdp_tcp_copy_opts(struct socket *to, struct socket *from);
+void sdp_tcp_refresh(struct sdp_sock *ssk);
+
+/* sdp_stats.c */
+int sdp_stats_init(void);
+void sdp_stats_exit(void);
 
 #endif /* _NET_SDP_H */

@@ -21,6 +21,7 @@ sdp_topology_up()
 {
 	ip link show v1 >/dev/null 2>&1 && return 0
 	modprobe rdma_rxe || return 1
+	modprobe rdma_cm || return 1
 	modprobe veth || return 1
 	ip link add v1 type veth peer name v2 || return 1
 	ip addr add $SDP_A/24 dev v1

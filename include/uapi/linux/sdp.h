@@ -4,17 +4,52 @@
  *
  * An SDP socket is created with socket(AF_INET_SDP, SOCK_STREAM, 0) and is
  * then used exactly like a TCP socket: it takes and returns sockaddr_in and
- * sockaddr_in6 addresses and understands the SOL_SOCKET and SOL_TCP options.
+ * sockaddr_in6 addresses (the family of the first address given decides which
+ * the socket returns) and understands the SOL_SOCKET, SOL_TCP, SOL_IP and
+ * SOL_IPV6 options. SDP's own options live at level SOL_SDP.
  */
 #ifndef _UAPI_LINUX_SDP_H
 #define _UAPI_LINUX_SDP_H
 
+#include <linux/types.h>
+
 /*
  * 27 is AF_IB, which the kernel never registers as a socket family; OFED's
  * SDP used the same number, so SDP-aware programs (qperf) keep working. The
- * module parameter "family" moves it if needed.
+ * module parameter "family" moves it if needed. A sockaddr_in whose family
+ * field holds AF_INET_SDP is taken as AF_INET, as OFED did.
  */
 #define AF_INET_SDP	27
 #define PF_INET_SDP	AF_INET_SDP
+
+/* Far from the kernel's SOL_* range so that it never collides. */
+#define SOL_SDP		0x5344
+
+/* getsockopt(SOL_SDP, SDP_INFO, struct sdp_info) */
+#define SDP_INFO	1
+
+/* How a socket's bytes travel (sdp_info.transport). */
+enum sdp_transport {
+	SDP_TRANSPORT_NONE = 0,	/* not connected yet */
+	SDP_TRANSPORT_RDMA = 1,	/* an RDMA reliable connection */
+	SDP_TRANSPORT_TCP = 2,	/* the native TCP connection (fallback) */
+};
+
+struct sdp_info {
+	__u32	transport;	/* enum sdp_transport */
+	__u32	state;		/* TCP_* state names, as in tcp_info */
+	__u32	rcv_size;	/* bytes per receive buffer, header included */
+	__u32	snd_size;	/* bytes per message to the peer, header included */
+	__u32	rx_bufs;	/* receive buffers in the ring */
+	__u32	tx_bufs;	/* send buffers in the ring */
+	__u32	tx_credits;	/* messages the peer can take now */
+	__u32	pad;
+	__u64	tx_bytes;	/* payload bytes sent over RDMA */
+	__u64	rx_bytes;	/* payload bytes received over RDMA */
+	__u64	tx_msgs;	/* messages posted (data and control) */
+	__u64	rx_msgs;	/* messages received */
+	__u64	tx_credit_updates;	/* messages sent only to return credits */
+	char	ibdev[64];	/* RDMA device carrying the connection */
+};
 
 #endif /* _UAPI_LINUX_SDP_H */

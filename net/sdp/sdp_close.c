@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sockets Direct Protocol: closing.
+ *
+ * The TCP states name where a connection is (they are what SO_ACCEPTCONN,
+ * TCP_INFO and /proc show): DisConn is SDP's FIN, sent after the last byte;
+ * Abort is its RST. A connection is over when both DisConns are through (ours
+ * completed, the peer's received) or on an Abort, a QP error or a timeout;
+ * then the QP is disconnected. A closed socket's RDMA resources linger until
+ * that point (bounded by tcp_fin_timeout, as TCP's orphans are) and are
+ * freed in process context. A socket still open keeps its receive ring so
+ * that data which arrived before the end stays readable.
+ */
+#include <linux/net.h>
+#include <net/tcp.h>
+
+#include "sdp.h"
+
+/* Where DisConn takes us, or 0 if it is not ours to send. */
+static int sdp_state_after_send_shutdown(int state)
+{
+	switch (state) {
+	case TCP_ESTABLISHED:
+		return TCP_FIN_WAIT1;
+	case TCP_CLOSE_WAIT:
+		return TCP_LAST_ACK;
+	default:
+		return 0;
+	}
+}
+
+/* shutdown(SHUT_WR) or close(): DisConn once the queued data is posted. */
+void sdp_shutdown_send(struct sock *sk)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+	int state = sdp_state_after_send_shutdown(sk->sk_state);
+
+	if (!state)
+		return;
+	sdp_set_state(sk, state);
+	set_bit(SDP_F_SEND_DISCONN, &ssk->flags);
+	sdp_tx_push(ssk, true);
+}
+
+/* Both DisConns are through: an orderly end. */
+static void sdp_finish(struct sdp_sock *ssk)
+{
+	sdp_done(&ssk->sk, 0);
+}
+
+/* Our DisConn completed: the peer has it. */
+void sdp_disconn_sent(struct sdp_sock *ssk)
+{
+	struct sock *sk = &ssk->sk;
+
+	switch (sk->sk_state) {
+	case TCP_FIN_WAIT1:
+		sdp_set_state(sk, TCP_FIN_WAIT2);
+		if (!sock_flag(sk, SOCK_DEAD))
+			sk->sk_state_change(sk);
+		break;
+	case TCP_CLOSING:
+	case TCP_LAST_ACK:
+		sdp_finish(ssk);
+		break;
+	}
+}
+
+/* The peer's DisConn: end of its data. */
+void sdp_peer_disconn(struct sdp_sock *ssk)
+{
+	struct sock *sk = &ssk->sk;
+
+	SDP_INC_STATS(sock_net(sk), SDP_MIB_DISCONN_RCVD);
+	WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | RCV_SHUTDOWN);
+	sock_set_flag(sk, SOCK_DONE);
+	switch (sk->sk_state) {
+	case TCP_SYN_RECV:
+	case TCP_ESTABLISHED:
+		sdp_set_state(sk, TCP_CLOSE_WAIT);
+		break;
+	case TCP_FIN_WAIT1:
+		sdp_set_state(sk, TCP_CLOSING);
+		break;
+	case TCP_FIN_WAIT2:
+		sdp_finish(ssk);
+		return;
+	}
+	if (!sock_flag(sk, SOCK_DEAD)) {
+		sk->sk_state_change(sk);
+		sk_wake_async(sk, SOCK_WAKE_WAITD,
+			      sk->sk_shutdown == SHUTDOWN_MASK ? POLL_HUP : POLL_IN);
+	}
+}
+
+/*
+ * The connection is over (@err 0 for an orderly end or a local abort):
+ * wake everybody and disconnect the QP from process context.
+ */
+void sdp_done(struct sock *sk, int err)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+
+	if (err)
+		WRITE_ONCE(sk->sk_err, err);
+	sdp_set_state(sk, TCP_CLOSE);
+	WRITE_ONCE(sk->sk_shutdown, SHUTDOWN_MASK);
+	sock_set_flag(sk, SOCK_DONE);
+	clear_bit(SDP_F_SEND_DISCONN, &ssk->flags);
+	sk_stop_timer(sk, &ssk->cork_timer);
+	sk_stop_timer(sk, &ssk->fin_timer);
+	sdp_update_counts(ssk);
+	if (!sock_flag(sk, SOCK_DEAD)) {
+		sk->sk_state_change(sk);
+		if (err)
+			sk_error_report(sk);
+	}
+	sdp_schedule_teardown(ssk);
+}
+
+/* Reset the connection: Abort to the peer if it can take one, then done. */
+void sdp_abort(struct sdp_sock *ssk, int err)
+{
+	if (ssk->sk.sk_state == TCP_CLOSE)
+		return;
+	sdp_post_abort(ssk);
+	sdp_done(&ssk->sk, err);
+}
+
+/* The peer broke the protocol or the QP failed. */
+void sdp_conn_error(struct sdp_sock *ssk, int err, int mib)
+{
+	SDP_INC_STATS(sock_net(&ssk->sk), mib);
+	sdp_abort(ssk, err);
+}
+
+/* An orphan lingered past tcp_fin_timeout. */
+void sdp_fin_timer(struct timer_list *t)
+{
+	struct sdp_sock *ssk = from_timer(ssk, t, fin_timer);
+
+	set_bit(SDP_F_FIN_TIMEOUT, &ssk->flags);
+	sdp_defer_or_process(ssk);
+	sock_put(&ssk->sk);
+}
+
+/*
+ * The last of a closed socket: RDMA resources, id, native socket, and the
+ * reference the socket (or the listener's queue) held. Process context.
+ */
+void sdp_destroy(struct sdp_sock *ssk)
+{
+	struct sock *sk = &ssk->sk;
+	struct socket *tcp;
+
+	if (test_and_set_bit(SDP_F_DESTROYED, &ssk->flags))
+		return;
+	lock_sock(sk);
+	sdp_conn_free(ssk);
+	sk_stop_timer(sk, &ssk->cork_timer);
+	sk_stop_timer(sk, &ssk->fin_timer);
+	release_sock(sk);
+	sdp_cm_destroy(ssk);
+	tcp = xchg(&ssk->tcp, NULL);
+	if (tcp)
+		sock_release(tcp);
+	if (ssk->parent) {
+		sock_put(&ssk->parent->sk);
+		ssk->parent = NULL;
+	}
+	sock_put(sk);
+}
+
+static void sdp_teardown_work(struct work_struct *work)
+{
+	struct sdp_sock *ssk = container_of(work, struct sdp_sock, teardown_work);
+	struct sock *sk = &ssk->sk;
+
+	lock_sock(sk);
+	if (ssk->conn && !test_and_set_bit(SDP_F_CM_GONE, &ssk->flags))
+		rdma_disconnect(ssk->conn->id);
+	release_sock(sk);
+	if (sock_flag(sk, SOCK_DEAD))
+		sdp_destroy(ssk);
+	sock_put(sk);
+}
+
+void sdp_teardown_init(struct sdp_sock *ssk)
+{
+	INIT_WORK(&ssk->teardown_work, sdp_teardown_work);
+}
+
+/*
+ * Children a listener still holds answer to the accept work's ordered queue,
+ * so that their ids are never destroyed under it.
+ */
+void sdp_schedule_teardown(struct sdp_sock *ssk)
+{
+	sock_hold(&ssk->sk);
+	if (!queue_work(ssk->parent ? sdp_listen_wq : sdp_wq, &ssk->teardown_work))
+		sock_put(&ssk->sk);
+}
+
+/* Drop the children of a listener that stops listening. Lock held, dropped. */
+static void sdp_listen_stop(struct sdp_sock *ssk)
+{
+	struct sock *sk = &ssk->sk;
+	struct sdp_sock *child, *tmp;
+	LIST_HEAD(children);
+
+	sdp_set_state(sk, TCP_CLOSE);
+	list_splice_init(&ssk->accept_q, &children);
+	list_splice_init(&ssk->syn_q, &children);
+	list_splice_init(&ssk->held_q, &children);
+	ssk->held_nr = 0;
+	WRITE_ONCE(sk->sk_ack_backlog, 0);
+	release_sock(sk);
+
+	if (cancel_work_sync(&ssk->accept_work))
+		sock_put(sk);
+	/* No new requests after this. */
+	sdp_cm_destroy(ssk);
+	kernel_sock_shutdown(ssk->tcp, SHUT_RDWR);
+
+	list_for_each_entry_safe(child, tmp, &children, child) {
+		struct sock *csk = &child->sk;
+
+		list_del_init(&child->child);
+		lock_sock(csk);
+		sock_set_flag(csk, SOCK_DEAD);
+		if (csk->sk_state == TCP_CLOSE)
+			sdp_schedule_teardown(child);
+		else
+			sdp_abort(child, ECONNRESET);
+		release_sock(csk);
+	}
+	lock_sock(sk);
+}
+
+/* shutdown(SHUT_RD) of a listener, or disconnect of a connecting socket. */
+void sdp_disconnect(struct sock *sk)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+
+	if (sk->sk_state == TCP_LISTEN)
+		sdp_listen_stop(ssk);
+	else if (sk->sk_state != TCP_CLOSE)
+		sdp_abort(ssk, 0);
+}
+
+static bool sdp_unread(struct sdp_sock *ssk)
+{
+	sdp_flush(ssk);
+	return ssk->conn && ssk->conn->rx_ready_bytes;
+}
+
+/* close(): as tcp_close(), with DisConn for FIN and Abort for RST. */
+void sdp_close(struct sock *sk, long timeout)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+	struct socket *tcp;
+	bool lingering;
+
+	sock_hold(sk);
+	lock_sock(sk);
+	WRITE_ONCE(sk->sk_shutdown, SHUTDOWN_MASK);
+
+	if (sk->sk_state == TCP_LISTEN) {
+		sdp_listen_stop(ssk);
+	} else if (sk->sk_state == TCP_SYN_SENT) {
+		sdp_done(sk, 0);
+	} else if (sdp_unread(ssk) ||
+		   (sock_flag(sk, SOCK_LINGER) && !sk->sk_lingertime)) {
+		/* Unread data or SO_LINGER {1, 0}: reset, as TCP does. */
+		sdp_abort(ssk, 0);
+	} else {
+		sdp_shutdown_send(sk);
+	}
+	if (timeout)
+		sk_stream_wait_close(sk, timeout);
+
+	sock_orphan(sk);
+	lingering = sk->sk_state != TCP_CLOSE;
+	if (lingering)
+		sk_reset_timer(sk, &ssk->fin_timer, jiffies +
+			       READ_ONCE(sock_net(sk)->ipv4.sysctl_tcp_fin_timeout));
+	release_sock(sk);
+
+	tcp = xchg(&ssk->tcp, NULL);
+	if (tcp)
+		sock_release(tcp);
+	if (!lingering)
+		sdp_destroy(ssk);
+	sock_put(sk);
+}

@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sockets Direct Protocol: a connection's RDMA resources and the engine that
+ * turns their completions into socket state.
+ *
+ * Every connection has one RC QP and one CQ polled in softirq. The receive
+ * ring is posted once and a buffer is reposted only when the reader has
+ * emptied it, so credits are exactly the buffers free for the peer and a slow
+ * reader slows the sender down. One extra buffer is posted beyond what is
+ * advertised: it catches a peer that overruns its credits, and carries at
+ * most one control message sent when the peer has no credit left.
+ */
+#define pr_fmt(fmt) "sdp: " fmt
+
+#include <linux/log2.h>
+#include <linux/slab.h>
+
+#include "sdp.h"
+
+static u32 sdp_ring_size(struct sock *sk, int buf, int lock, unsigned int def,
+			 u32 size)
+{
+	u32 n = def;
+
+	if (sk->sk_userlocks & lock)
+		n = buf / size;
+	return clamp_t(u32, n, SDP_MIN_BUFS, SDP_MAX_BUFS);
+}
+
+static void sdp_qp_event(struct ib_event *event, void *context)
+{
+	struct sdp_sock *ssk = context;
+
+	/* Fatal QP errors also fail the outstanding work requests. */
+	pr_debug("%p: QP event %s\n", ssk, ib_event_msg(event->event));
+}
+
+static int sdp_map(struct sdp_conn *c, void **buf, u64 *dma, u32 size,
+		   enum dma_data_direction dir)
+{
+	struct ib_device *dev = c->sdev->ibdev;
+
+	*buf = kmalloc(size, GFP_KERNEL);
+	if (!*buf)
+		return -ENOMEM;
+	*dma = ib_dma_map_single(dev, *buf, size, dir);
+	if (ib_dma_mapping_error(dev, *dma)) {
+		kfree(*buf);
+		*buf = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void sdp_unmap(struct sdp_conn *c, void *buf, u64 dma, u32 size,
+		      enum dma_data_direction dir)
+{
+	if (!buf)
+		return;
+	ib_dma_unmap_single(c->sdev->ibdev, dma, size, dir);
+	kfree(buf);
+}
+
+static void sdp_rings_free(struct sdp_conn *c)
+{
+	u32 i;
+
+	for (i = 0; c->rx && i < c->rx_count; i++)
+		sdp_unmap(c, c->rx[i].buf, c->rx[i].dma, c->rcv_size, DMA_FROM_DEVICE);
+	for (i = 0; c->tx && i < c->tx_count; i++)
+		sdp_unmap(c, c->tx[i].buf, c->tx[i].dma, c->snd_size, DMA_TO_DEVICE);
+	sdp_unmap(c, c->ctrl_buf, c->ctrl_dma, SDP_CTRL_SLOTS * SDP_CTRL_MSG_MAX,
+		  DMA_TO_DEVICE);
+	kfree(c->rx);
+	kfree(c->tx);
+	kfree(c->hist);
+}
+
+static int sdp_rx_ring_alloc(struct sdp_conn *c)
+{
+	u32 i;
+	int err;
+
+	c->rx = kcalloc(c->rx_count, sizeof(*c->rx), GFP_KERNEL);
+	if (!c->rx)
+		return -ENOMEM;
+	INIT_LIST_HEAD(&c->rx_posted);
+	INIT_LIST_HEAD(&c->rx_ready);
+	for (i = 0; i < c->rx_count; i++) {
+		c->rx[i].cqe.done = sdp_rx_done;
+		INIT_LIST_HEAD(&c->rx[i].node);
+		err = sdp_map(c, &c->rx[i].buf, &c->rx[i].dma, c->rcv_size,
+			      DMA_FROM_DEVICE);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int sdp_ctrl_ring_alloc(struct sdp_conn *c)
+{
+	u32 i;
+	int err;
+
+	err = sdp_map(c, &c->ctrl_buf, &c->ctrl_dma,
+		      SDP_CTRL_SLOTS * SDP_CTRL_MSG_MAX, DMA_TO_DEVICE);
+	if (err)
+		return err;
+	for (i = 0; i < SDP_CTRL_SLOTS; i++) {
+		c->ctrl[i].cqe.done = sdp_tx_done;
+		c->ctrl[i].buf = c->ctrl_buf + i * SDP_CTRL_MSG_MAX;
+		c->ctrl[i].dma = c->ctrl_dma + i * SDP_CTRL_MSG_MAX;
+		c->ctrl[i].ctrl = true;
+	}
+	return 0;
+}
+
+/*
+ * Create the QP, CQ and receive ring (buffers of about @rcv_size bytes) on
+ * @id's device and post every receive buffer; the send side waits for the
+ * peer's receive size (sdp_conn_start).
+ */
+int sdp_conn_create(struct sdp_sock *ssk, struct rdma_cm_id *id, u32 rcv_size)
+{
+	struct sock *sk = &ssk->sk;
+	struct ib_qp_init_attr attr = {};
+	struct sdp_conn *c;
+	u32 i;
+	int err;
+
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c)
+		return -ENOMEM;
+	c->ssk = ssk;
+	c->id = id;
+	INIT_LIST_HEAD(&c->dev_item);
+	c->sdev = sdp_dev_get(id->device);
+	if (!c->sdev) {
+		kfree(c);
+		return -ENODEV;
+	}
+	c->lkey = c->sdev->pd->local_dma_lkey;
+	c->rcv_size = clamp_t(u32, rcv_size, SDP_MIN_BUF_SIZE, SDP_MAX_BUF_SIZE);
+	c->rx_count = sdp_ring_size(sk, sk->sk_rcvbuf, SOCK_RCVBUF_LOCK,
+				    sdp_rx_bufs, c->rcv_size);
+	c->tx_count = sdp_ring_size(sk, sk->sk_sndbuf, SOCK_SNDBUF_LOCK,
+				    sdp_tx_bufs, c->rcv_size);
+
+	c->cq = ib_alloc_cq_any(id->device, ssk,
+				c->rx_count + c->tx_count + SDP_CTRL_SLOTS + 2,
+				IB_POLL_SOFTIRQ);
+	if (IS_ERR(c->cq)) {
+		err = PTR_ERR(c->cq);
+		c->cq = NULL;
+		goto err;
+	}
+	attr.event_handler = sdp_qp_event;
+	attr.qp_context = ssk;
+	attr.send_cq = c->cq;
+	attr.recv_cq = c->cq;
+	/* One more of each for ib_drain_qp()'s marker. */
+	attr.cap.max_send_wr = c->tx_count + SDP_CTRL_SLOTS + 1;
+	attr.cap.max_recv_wr = c->rx_count + 1;
+	attr.cap.max_send_sge = 1;
+	attr.cap.max_recv_sge = 1;
+	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
+	attr.qp_type = IB_QPT_RC;
+	err = rdma_create_qp(id, c->sdev->pd, &attr);
+	if (err)
+		goto err;
+	c->qp = id->qp;
+	c->max_inline = attr.cap.max_inline_data;
+
+	err = sdp_rx_ring_alloc(c);
+	if (!err)
+		err = sdp_ctrl_ring_alloc(c);
+	if (err)
+		goto err;
+	for (i = 0; i < c->rx_count; i++) {
+		err = sdp_post_recv(c, &c->rx[i]);
+		if (err)
+			goto err;
+	}
+	err = sdp_dev_add_conn(c->sdev, c);
+	if (err)
+		goto err;
+	strscpy(ssk->ibdev, dev_name(&id->device->dev), sizeof(ssk->ibdev));
+	ssk->conn = c;
+	return 0;
+
+err:
+	if (c->qp)
+		rdma_destroy_qp(id);
+	if (c->cq)
+		ib_free_cq(c->cq);
+	sdp_rings_free(c);
+	sdp_dev_put(c->sdev);
+	kfree(c);
+	return err;
+}
+
+/*
+ * The peer's Hello or HelloAck told us its receive size and buffer count:
+ * allocate the send ring and start the credit accounting.
+ */
+int sdp_conn_start(struct sdp_conn *c, u32 snd_size, u16 peer_bufs)
+{
+	u32 i, hist;
+	int err;
+
+	c->snd_size = snd_size;
+	c->tx_bufs = peer_bufs;
+	c->peer_max_bufs = peer_bufs;
+	/* Our unacknowledged messages never exceed the peer's buffers. */
+	hist = roundup_pow_of_two(peer_bufs + 2);
+	c->hist = kcalloc(hist, sizeof(*c->hist), GFP_KERNEL);
+	c->tx = kcalloc(c->tx_count, sizeof(*c->tx), GFP_KERNEL);
+	if (!c->hist || !c->tx)
+		return -ENOMEM;
+	c->hist_mask = hist - 1;
+	/* Message 0 is our Hello/HelloAck. */
+	c->hist[0].bufs = c->rx_adv;
+	for (i = 0; i < c->tx_count; i++) {
+		c->tx[i].cqe.done = sdp_tx_done;
+		err = sdp_map(c, &c->tx[i].buf, &c->tx[i].dma, snd_size,
+			      DMA_TO_DEVICE);
+		if (err)
+			return err;
+	}
+	c->started = true;
+	sdp_update_counts(c->ssk);
+	return 0;
+}
+
+/* The bufs our Hello or HelloAck advertises: all posted but the spare. */
+u16 sdp_conn_hello_bufs(struct sdp_conn *c)
+{
+	c->rx_adv = c->rx_posted_nr - 1;
+	c->rx_mseq_adv = 0;
+	return c->rx_adv;
+}
+
+/*
+ * Release the QP, CQ and buffers. Called in process context with the socket
+ * locked; completions arriving meanwhile find ssk->conn gone.
+ */
+void sdp_conn_free(struct sdp_sock *ssk)
+{
+	struct sdp_conn *c = ssk->conn;
+
+	if (!c)
+		return;
+	ssk->conn = NULL;
+	ib_drain_qp(c->qp);
+	rdma_destroy_qp(c->id);
+	ib_free_cq(c->cq);
+	sdp_rings_free(c);
+	sdp_dev_del_conn(c);
+	sdp_dev_put(c->sdev);
+	kfree(c);
+	sdp_update_counts(ssk);
+}
+
+/*
+ * The engine. Runs with the socket spinlock held by whoever may touch the
+ * rings: a completion or timer while no process owns the socket,
+ * release_sock() (sdp_release_cb), or the owner itself (sdp_flush).
+ */
+void sdp_process(struct sdp_sock *ssk)
+{
+	struct sdp_conn *c = ssk->conn;
+
+	if (test_and_clear_bit(SDP_F_FIN_TIMEOUT, &ssk->flags))
+		sdp_abort(ssk, ETIMEDOUT);
+	if (!c || !c->started)
+		return;
+	sdp_tx_reap(ssk);
+	sdp_rx_reap(ssk);
+	if (ssk->conn)
+		sdp_tx_push(ssk, test_and_clear_bit(SDP_F_PUSH, &ssk->flags));
+	sdp_update_counts(ssk);
+}
+
+/* Completions and timers: run the engine now or leave it to the owner. */
+void __sdp_defer_or_process(struct sdp_sock *ssk)
+{
+	if (!sock_owned_by_user(&ssk->sk))
+		sdp_process(ssk);
+	else
+		set_bit(SDP_F_DEFERRED, &ssk->flags);
+}
+
+void sdp_defer_or_process(struct sdp_sock *ssk)
+{
+	bh_lock_sock(&ssk->sk);
+	__sdp_defer_or_process(ssk);
+	bh_unlock_sock(&ssk->sk);
+}
+
+void sdp_release_cb(struct sock *sk)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+
+	if (test_and_clear_bit(SDP_F_DEFERRED, &ssk->flags))
+		sdp_process(ssk);
+}
+
+/* For the socket's owner: take in what completed so far. */
+void sdp_flush(struct sdp_sock *ssk)
+{
+	spin_lock_bh(&ssk->sk.sk_lock.slock);
+	clear_bit(SDP_F_DEFERRED, &ssk->flags);
+	sdp_process(ssk);
+	spin_unlock_bh(&ssk->sk.sk_lock.slock);
+}
+
+/*
+ * Counters that poll(), ioctl() and SDP_INFO read without the socket lock
+ * live in the socket, not in the connection that teardown frees.
+ */
+void sdp_update_counts(struct sdp_sock *ssk)
+{
+	struct sdp_conn *c = ssk->conn;
+	u32 avail = 0, free_slots = 0, unsent = 0, unacked = 0;
+
+	if (c) {
+		avail = c->rx_ready_bytes;
+		if (c->started) {
+			free_slots = c->tx_count - (c->tx_head - c->tx_tail);
+			unsent = c->tx_unposted_bytes;
+			unacked = c->tx_queued_bytes;
+		}
+	}
+	WRITE_ONCE(ssk->rx_avail, avail);
+	WRITE_ONCE(ssk->tx_free_slots, free_slots);
+	WRITE_ONCE(ssk->tx_unsent, unsent);
+	WRITE_ONCE(ssk->tx_unacked, unacked);
+}

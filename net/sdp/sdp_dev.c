@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sockets Direct Protocol: per-device state.
+ *
+ * Each RDMA device gets a protection domain shared by its connections. When a
+ * device goes away, its connections lose their QPs, CQs and buffers before
+ * remove() returns, and their sockets see ECONNRESET.
+ */
+#define pr_fmt(fmt) "sdp: " fmt
+
+#include <linux/module.h>
+#include <linux/rwsem.h>
+
+#include "sdp.h"
+
+/* Guards lookups against remove(): ib_get_client_data() still answers then. */
+static DECLARE_RWSEM(sdp_dev_rwsem);
+
+static int sdp_add_one(struct ib_device *ibdev);
+static void sdp_remove_one(struct ib_device *ibdev, void *client_data);
+
+static struct ib_client sdp_client = {
+	.name	= "sdp",
+	.add	= sdp_add_one,
+	.remove	= sdp_remove_one,
+};
+
+static void sdp_dev_release(struct kref *ref)
+{
+	complete(&container_of(ref, struct sdp_dev, ref)->released);
+}
+
+static int sdp_add_one(struct ib_device *ibdev)
+{
+	struct sdp_dev *sdev;
+
+	sdev = kzalloc(sizeof(*sdev), GFP_KERNEL);
+	if (!sdev)
+		return -ENOMEM;
+	sdev->ibdev = ibdev;
+	sdev->pd = ib_alloc_pd(ibdev, 0);
+	if (IS_ERR(sdev->pd)) {
+		int err = PTR_ERR(sdev->pd);
+
+		kfree(sdev);
+		return err;
+	}
+	kref_init(&sdev->ref);
+	init_completion(&sdev->released);
+	mutex_init(&sdev->lock);
+	INIT_LIST_HEAD(&sdev->conns);
+	ib_set_client_data(ibdev, &sdp_client, sdev);
+	return 0;
+}
+
+static void sdp_remove_one(struct ib_device *ibdev, void *client_data)
+{
+	struct sdp_dev *sdev = client_data;
+	struct sdp_conn *c;
+	struct sdp_sock *ssk;
+
+	down_write(&sdp_dev_rwsem);
+	sdev->dead = true;
+	up_write(&sdp_dev_rwsem);
+
+	mutex_lock(&sdev->lock);
+	while (!list_empty(&sdev->conns)) {
+		c = list_first_entry(&sdev->conns, struct sdp_conn, dev_item);
+		ssk = c->ssk;
+		sock_hold(&ssk->sk);
+		mutex_unlock(&sdev->lock);
+
+		lock_sock(&ssk->sk);
+		SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_DEVICE_REMOVED);
+		sdp_conn_free(ssk);
+		if (ssk->sk.sk_state != TCP_CLOSE && ssk->sk.sk_state != TCP_LISTEN)
+			sdp_done(&ssk->sk, ECONNRESET);
+		release_sock(&ssk->sk);
+		sock_put(&ssk->sk);
+
+		mutex_lock(&sdev->lock);
+	}
+	mutex_unlock(&sdev->lock);
+
+	/* Connections still being set up hold references; they fail on dead. */
+	kref_put(&sdev->ref, sdp_dev_release);
+	wait_for_completion(&sdev->released);
+	ib_dealloc_pd(sdev->pd);
+	kfree(sdev);
+}
+
+/* The device's state with a reference, or NULL if it is going away. */
+struct sdp_dev *sdp_dev_get(struct ib_device *ibdev)
+{
+	struct sdp_dev *sdev;
+
+	down_read(&sdp_dev_rwsem);
+	sdev = ib_get_client_data(ibdev, &sdp_client);
+	if (sdev && !sdev->dead)
+		kref_get(&sdev->ref);
+	else
+		sdev = NULL;
+	up_read(&sdp_dev_rwsem);
+	return sdev;
+}
+
+void sdp_dev_put(struct sdp_dev *sdev)
+{
+	kref_put(&sdev->ref, sdp_dev_release);
+}
+
+int sdp_dev_add_conn(struct sdp_dev *sdev, struct sdp_conn *c)
+{
+	int err = 0;
+
+	mutex_lock(&sdev->lock);
+	if (sdev->dead)
+		err = -ENODEV;
+	else
+		list_add_tail(&c->dev_item, &sdev->conns);
+	mutex_unlock(&sdev->lock);
+	return err;
+}
+
+void sdp_dev_del_conn(struct sdp_conn *c)
+{
+	mutex_lock(&c->sdev->lock);
+	list_del_init(&c->dev_item);
+	mutex_unlock(&c->sdev->lock);
+}
+
+int sdp_dev_init(void)
+{
+	return ib_register_client(&sdp_client);
+}
+
+void sdp_dev_exit(void)
+{
+	ib_unregister_client(&sdp_client);
+}

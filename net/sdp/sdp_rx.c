@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sockets Direct Protocol: the receive path.
+ *
+ * Receive completions arrive in posting order. Each message is checked
+ * against what the peer may send (length, sequence numbers, credits) before
+ * anything in it is believed; a fault aborts the connection and bumps the
+ * counter that names it. Data stays in its buffer until read; the buffer is
+ * reposted when empty and the freed credit is returned to the peer
+ * piggy-backed on the next message, or alone when the peer needs it.
+ */
+#include <linux/uio.h>
+
+#include "sdp.h"
+
+int sdp_post_recv(struct sdp_conn *c, struct sdp_rx_slot *slot)
+{
+	struct ib_sge sge = {
+		.addr	= slot->dma,
+		.length	= c->rcv_size,
+		.lkey	= c->lkey,
+	};
+	struct ib_recv_wr wr = {
+		.wr_cqe		= &slot->cqe,
+		.sg_list	= &sge,
+		.num_sge	= 1,
+	};
+	int err;
+
+	ib_dma_sync_single_for_device(c->sdev->ibdev, slot->dma, c->rcv_size,
+				      DMA_FROM_DEVICE);
+	slot->done = false;
+	slot->len = 0;
+	slot->off = 0;
+	err = ib_post_recv(c->qp, &wr, NULL);
+	if (err)
+		return err;
+	list_add_tail(&slot->node, &c->rx_posted);
+	c->rx_posted_nr++;
+	return 0;
+}
+
+void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct sdp_rx_slot *slot = container_of(wc->wr_cqe, struct sdp_rx_slot, cqe);
+	struct sdp_sock *ssk = cq->cq_context;
+	struct sock *sk = &ssk->sk;
+
+	bh_lock_sock(sk);
+	slot->status = wc->status;
+	slot->len = wc->byte_len;
+	slot->done = true;
+	__sdp_defer_or_process(ssk);
+	bh_unlock_sock(sk);
+}
+
+/* Which messages hold no buffer once processed (they may use the spare). */
+static bool sdp_mid_is_ctrl(const struct sdp_bsdh *h, u32 len)
+{
+	return h->mid == SDP_MID_DISCONN || h->mid == SDP_MID_ABORT ||
+	       (h->mid == SDP_MID_DATA && len == sizeof(*h));
+}
+
+/* Returns 0, or the counter naming what the peer got wrong. */
+static int sdp_rx_check(struct sdp_conn *c, const struct sdp_rx_slot *slot,
+			const struct sdp_bsdh *h)
+{
+	u32 len = be32_to_cpu(h->len);
+	u32 mseq = be32_to_cpu(h->mseq);
+	u32 ack = be32_to_cpu(h->mseq_ack);
+	const struct sdp_adv *adv;
+	u32 used;
+
+	if (slot->len < sizeof(*h) || len != slot->len)
+		return SDP_MIB_BAD_LEN;
+	if (mseq != c->rx_mseq + 1)
+		return SDP_MIB_BAD_MSEQ;
+	if ((s32)(ack - c->tx_mseq_acked) < 0 || (s32)(c->tx_mseq - ack) < 0)
+		return SDP_MIB_BAD_MSEQ_ACK;
+	if (be16_to_cpu(h->bufs) > c->peer_max_bufs)
+		return SDP_MIB_BAD_BUFS;
+	/*
+	 * The peer had seen our message @ack, which offered adv->bufs buffers
+	 * after its message adv->rx_mseq; a control message may take the spare.
+	 */
+	adv = &c->hist[ack & c->hist_mask];
+	used = mseq - adv->rx_mseq;
+	if (used > adv->bufs + sdp_mid_is_ctrl(h, len))
+		return SDP_MIB_BAD_CREDITS;
+	return 0;
+}
+
+static int sdp_repost(struct sdp_conn *c, struct sdp_rx_slot *slot)
+{
+	list_del_init(&slot->node);
+	return sdp_post_recv(c, slot);
+}
+
+/* Handle one message; returns false when the connection ended. */
+static bool sdp_rx_one(struct sdp_sock *ssk, struct sdp_rx_slot *slot)
+{
+	struct sock *sk = &ssk->sk;
+	struct sdp_conn *c = ssk->conn;
+	struct sdp_bsdh *h = slot->buf;
+	u32 len;
+	int mib;
+
+	c->rx_posted_nr--;
+	if (slot->status != IB_WC_SUCCESS) {
+		list_del_init(&slot->node);
+		/* Flushed: the QP went down. Without a DisConn first, a reset. */
+		if (sk->sk_state != TCP_CLOSE &&
+		    !test_bit(SDP_F_RCVD_DISCONN, &ssk->flags))
+			sdp_conn_error(ssk, slot->status == IB_WC_WR_FLUSH_ERR ?
+				       ECONNRESET : EPROTO, SDP_MIB_QP_ERROR);
+		return false;
+	}
+	ib_dma_sync_single_for_cpu(c->sdev->ibdev, slot->dma, c->rcv_size,
+				   DMA_FROM_DEVICE);
+	mib = sdp_rx_check(c, slot, h);
+	if (mib) {
+		list_del_init(&slot->node);
+		sdp_conn_error(ssk, ECONNRESET, mib);
+		return false;
+	}
+	len = slot->len;
+	c->rx_mseq = be32_to_cpu(h->mseq);
+	c->tx_mseq_acked = be32_to_cpu(h->mseq_ack);
+	c->tx_bufs = be16_to_cpu(h->bufs);
+	ssk->stats.rx_msgs++;
+	SDP_INC_STATS(sock_net(sk), SDP_MIB_RX_MSGS);
+
+	switch (h->mid) {
+	case SDP_MID_DATA:
+		if (len == sizeof(*h))
+			break;
+		if (test_bit(SDP_F_RCVD_DISCONN, &ssk->flags)) {
+			mib = SDP_MIB_UNEXPECTED_MID;
+			break;
+		}
+		slot->off = sizeof(*h);
+		list_move_tail(&slot->node, &c->rx_ready);
+		c->rx_ready_bytes += len - sizeof(*h);
+		ssk->stats.rx_bytes += len - sizeof(*h);
+		SDP_ADD_STATS(sock_net(sk), SDP_MIB_RX_BYTES, len - sizeof(*h));
+		return true;
+	case SDP_MID_DISCONN:
+		if (len != sizeof(*h))
+			mib = SDP_MIB_BAD_LEN;
+		else if (test_and_set_bit(SDP_F_RCVD_DISCONN, &ssk->flags))
+			mib = SDP_MIB_UNEXPECTED_MID;
+		break;
+	case SDP_MID_ABORT:
+		list_del_init(&slot->node);
+		SDP_INC_STATS(sock_net(sk), SDP_MIB_ABORT_RCVD);
+		sdp_done(sk, ECONNRESET);
+		return false;
+	case SDP_MID_HELLO:
+	case SDP_MID_HELLO_ACK:
+	case SDP_MID_SENDSM:
+	case SDP_MID_RDMARDCOMPL:
+	case SDP_MID_SRCAVAIL_CANCEL:
+	case SDP_MID_CHRCVBUF:
+	case SDP_MID_CHRCVBUF_ACK:
+	case SDP_MID_SINKAVAIL:
+	case SDP_MID_SRCAVAIL:
+		/* We offered no adverts and never ask to resize: not here. */
+		mib = SDP_MIB_UNEXPECTED_MID;
+		break;
+	default:
+		mib = SDP_MIB_BAD_MID;
+		break;
+	}
+	if (mib) {
+		list_del_init(&slot->node);
+		sdp_conn_error(ssk, ECONNRESET, mib);
+		return false;
+	}
+	if (sdp_repost(c, slot)) {
+		sdp_conn_error(ssk, ECONNRESET, SDP_MIB_QP_ERROR);
+		return false;
+	}
+	if (h->mid == SDP_MID_DISCONN)
+		sdp_peer_disconn(ssk);
+	return true;
+}
+
+/* Take in completed receives, in order. */
+void sdp_rx_reap(struct sdp_sock *ssk)
+{
+	struct sock *sk = &ssk->sk;
+	struct sdp_conn *c = ssk->conn;
+	u32 before = c->rx_ready_bytes;
+	struct sdp_rx_slot *slot;
+
+	while (ssk->conn && !list_empty(&c->rx_posted)) {
+		slot = list_first_entry(&c->rx_posted, struct sdp_rx_slot, node);
+		if (!slot->done)
+			break;
+		if (sk->sk_state == TCP_CLOSE && slot->status != IB_WC_SUCCESS) {
+			/* Teardown flushes what is left. */
+			list_del_init(&slot->node);
+			c->rx_posted_nr--;
+			continue;
+		}
+		if (!sdp_rx_one(ssk, slot))
+			break;
+	}
+	if (c->rx_ready_bytes != before && !sock_flag(sk, SOCK_DEAD))
+		sk->sk_data_ready(sk);
+}
+
+bool sdp_readable(const struct sock *sk, int target)
+{
+	return READ_ONCE(sdp_sk(sk)->rx_avail) >= target;
+}
+
+/*
+ * Copy up to @len bytes from the ready buffers; emptied buffers are
+ * reposted. With MSG_PEEK nothing is consumed and the first @skip bytes
+ * (shown by an earlier round of the same call) are passed over.
+ * Returns bytes taken or a negative errno.
+ */
+static int sdp_rx_copy(struct sdp_sock *ssk, struct msghdr *msg, size_t len,
+		       int flags, size_t skip)
+{
+	struct sdp_conn *c = ssk->conn;
+	struct sdp_rx_slot *slot, *tmp;
+	size_t copied = 0;
+	int err = 0;
+
+	if (!c)
+		return 0;
+	list_for_each_entry_safe(slot, tmp, &c->rx_ready, node) {
+		u32 off = slot->off, n;
+
+		if (skip >= slot->len - off) {
+			skip -= slot->len - off;
+			continue;
+		}
+		off += skip;
+		skip = 0;
+		n = min_t(size_t, slot->len - off, len - copied);
+		if (!n)
+			break;
+		if (!(flags & MSG_TRUNC) &&
+		    copy_to_iter(slot->buf + off, n, &msg->msg_iter) != n) {
+			err = -EFAULT;
+			break;
+		}
+		copied += n;
+		if (flags & MSG_PEEK)
+			continue;
+		slot->off += n;
+		c->rx_ready_bytes -= n;
+		if (slot->off == slot->len && sdp_repost(c, slot)) {
+			err = -EIO;
+			break;
+		}
+	}
+	if (err == -EIO)
+		sdp_conn_error(ssk, ECONNRESET, SDP_MIB_QP_ERROR);
+	return copied ? copied : err;
+}
+
+/* Mirrors tcp_recvmsg_locked(): same wait, error and EOF rules. */
+int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags)
+{
+	struct sock *sk = sock->sk;
+	struct sdp_sock *ssk = sdp_sk(sk);
+	size_t copied = 0;
+	long timeo;
+	int target, n, err = 0;
+
+	if (flags & MSG_ERRQUEUE)
+		return sock_recv_errqueue(sk, msg, len, SOL_IP, IP_RECVERR);
+	/* No urgent data is ever pending (EINVAL, as TCP without any). */
+	if (flags & MSG_OOB)
+		return -EINVAL;
+
+	lock_sock(sk);
+	if (sk->sk_state == TCP_LISTEN) {
+		err = -ENOTCONN;
+		goto out;
+	}
+	timeo = sock_rcvtimeo(sk, flags & MSG_DONTWAIT);
+	target = sock_rcvlowat(sk, flags & MSG_WAITALL, len);
+
+	do {
+		DEFINE_WAIT_FUNC(wait, woken_wake_function);
+
+		sdp_flush(ssk);
+		n = sdp_rx_copy(ssk, msg, len - copied, flags,
+				flags & MSG_PEEK ? copied : 0);
+		if (n < 0) {
+			if (!copied)
+				err = n;
+			break;
+		}
+		copied += n;
+		if (n && !(flags & MSG_PEEK))
+			sdp_tx_push(ssk, false);
+		if (copied >= target)
+			break;
+
+		if (copied) {
+			if (!timeo || sk->sk_err || sk->sk_state == TCP_CLOSE ||
+			    (sk->sk_shutdown & RCV_SHUTDOWN) ||
+			    signal_pending(current))
+				break;
+		} else {
+			if (sk->sk_err) {
+				err = sock_error(sk);
+				break;
+			}
+			if (sk->sk_shutdown & RCV_SHUTDOWN)
+				break;
+			if (sk->sk_state == TCP_CLOSE) {
+				/* Never connected. */
+				if (!sock_flag(sk, SOCK_DONE))
+					err = -ENOTCONN;
+				break;
+			}
+			if (!timeo) {
+				err = -EAGAIN;
+				break;
+			}
+			if (signal_pending(current)) {
+				err = sock_intr_errno(timeo);
+				break;
+			}
+		}
+
+		add_wait_queue(sk_sleep(sk), &wait);
+		sk_wait_event(sk, &timeo,
+			      READ_ONCE(ssk->rx_avail) > copied ||
+			      test_bit(SDP_F_DEFERRED, &ssk->flags) ||
+			      READ_ONCE(sk->sk_err) ||
+			      (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN) ||
+			      READ_ONCE(sk->sk_state) == TCP_CLOSE, &wait);
+		remove_wait_queue(sk_sleep(sk), &wait);
+	} while (copied < len);
+out:
+	release_sock(sk);
+	return copied ? copied : err;
+}

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sockets Direct Protocol: socket options.
+ *
+ * SOL_SOCKET options land on our sock (the sockets core handles them) and
+ * are mirrored to the native socket by sdp_tcp_sync() where they matter:
+ * before bind(), listen() and connect(), and in children. SOL_TCP, SOL_IP and
+ * SOL_IPV6 options are the native socket's: it validates them with TCP's own
+ * rules and keeps their values, and we cache what the data path needs
+ * (TCP_NODELAY, TCP_CORK, TCP_NOTSENT_LOWAT). SOL_SDP is ours.
+ */
+#include <linux/tcp.h>
+#include <net/tcp.h>
+
+#include "sdp.h"
+
+/* Mirror socket-level settings to the native socket. */
+void sdp_tcp_sync(struct sdp_sock *ssk)
+{
+	struct sock *sk = &ssk->sk, *t = ssk->tcp->sk;
+	bool keepalive = sock_flag(sk, SOCK_KEEPOPEN);
+	u8 locks = SOCK_SNDBUF_LOCK | SOCK_RCVBUF_LOCK;
+
+	lock_sock(t);
+	t->sk_reuse = sk->sk_reuse;
+	t->sk_reuseport = sk->sk_reuseport;
+	if (t->sk_bound_dev_if != sk->sk_bound_dev_if) {
+		t->sk_bound_dev_if = sk->sk_bound_dev_if;
+		sk_dst_reset(t);
+	}
+	t->sk_priority = sk->sk_priority;
+	t->sk_mark = sk->sk_mark;
+	WRITE_ONCE(t->sk_rcvlowat, sk->sk_rcvlowat);
+	t->sk_rcvtimeo = sk->sk_rcvtimeo;
+	t->sk_sndtimeo = sk->sk_sndtimeo;
+	t->sk_lingertime = sk->sk_lingertime;
+	sock_valbool_flag(t, SOCK_LINGER, sock_flag(sk, SOCK_LINGER));
+	sock_valbool_flag(t, SOCK_URGINLINE, sock_flag(sk, SOCK_URGINLINE));
+	t->sk_userlocks = (t->sk_userlocks & ~locks) | (sk->sk_userlocks & locks);
+	if (sk->sk_userlocks & SOCK_SNDBUF_LOCK)
+		WRITE_ONCE(t->sk_sndbuf, sk->sk_sndbuf);
+	if (sk->sk_userlocks & SOCK_RCVBUF_LOCK)
+		WRITE_ONCE(t->sk_rcvbuf, sk->sk_rcvbuf);
+	if (keepalive != sock_flag(t, SOCK_KEEPOPEN)) {
+		if (t->sk_prot->keepalive)
+			t->sk_prot->keepalive(t, keepalive);
+		sock_valbool_flag(t, SOCK_KEEPOPEN, keepalive);
+	}
+	release_sock(t);
+}
+
+/* Copy SOL_TCP settings between native sockets (family change, children). */
+void sdp_tcp_copy_opts(struct socket *to, struct socket *from)
+{
+	const struct tcp_sock *f = tcp_sk(from->sk);
+	struct sock *t = to->sk;
+
+	if (f->nonagle & TCP_NAGLE_OFF)
+		tcp_sock_set_nodelay(t);
+	if (f->nonagle & TCP_NAGLE_CORK)
+		tcp_sock_set_cork(t, true);
+	if (f->keepalive_time)
+		tcp_sock_set_keepidle(t, f->keepalive_time / HZ);
+	if (f->keepalive_intvl)
+		tcp_sock_set_keepintvl(t, f->keepalive_intvl / HZ);
+	if (f->keepalive_probes)
+		tcp_sock_set_keepcnt(t, f->keepalive_probes);
+	if (inet_csk(from->sk)->icsk_user_timeout)
+		tcp_sock_set_user_timeout(t, inet_csk(from->sk)->icsk_user_timeout);
+	lock_sock(t);
+	tcp_sk(t)->rx_opt.user_mss = f->rx_opt.user_mss;
+	tcp_sk(t)->notsent_lowat = f->notsent_lowat;
+	release_sock(t);
+}
+
+/* Re-read what the data path needs from the native socket. */
+void sdp_tcp_refresh(struct sdp_sock *ssk)
+{
+	const struct tcp_sock *tp = tcp_sk(ssk->tcp->sk);
+	bool nodelay = tp->nonagle & TCP_NAGLE_OFF, cork = tp->nonagle & TCP_NAGLE_CORK;
+	bool push = (nodelay && !ssk->nodelay) || (!cork && ssk->cork);
+
+	ssk->nodelay = nodelay;
+	ssk->cork = cork;
+	WRITE_ONCE(ssk->notsent_lowat, tp->notsent_lowat ? :
+		   READ_ONCE(sock_net(&ssk->sk)->ipv4.sysctl_tcp_notsent_lowat));
+	/* Setting TCP_NODELAY or clearing TCP_CORK sends what waits, as TCP. */
+	if (push)
+		sdp_tx_push(ssk, true);
+}
+
+int sdp_setsockopt(struct socket *sock, int level, int optname,
+		   sockptr_t optval, unsigned int optlen)
+{
+	struct sock *sk = sock->sk;
+	struct sdp_sock *ssk = sdp_sk(sk);
+	struct socket *tcp;
+	int err;
+
+	if (level == SOL_SDP)
+		return -ENOPROTOOPT;
+	/* Upper layers and repair mode would act on the native socket alone. */
+	if (level == SOL_TCP &&
+	    (optname == TCP_ULP || optname == TCP_REPAIR ||
+	     optname == TCP_REPAIR_QUEUE || optname == TCP_REPAIR_OPTIONS ||
+	     optname == TCP_REPAIR_WINDOW || optname == TCP_QUEUE_SEQ))
+		return -EOPNOTSUPP;
+
+	lock_sock(sk);
+	/* IPv6 options make a fresh socket an IPv6 one, as bind(sin6) does. */
+	if (level == SOL_IPV6 && ssk->tcp->sk->sk_family == AF_INET &&
+	    sdp_tcp_fresh(ssk)) {
+		err = sdp_tcp_create(ssk, AF_INET6, NULL);
+		if (err)
+			goto out;
+	}
+	tcp = ssk->tcp;
+	err = tcp->ops->setsockopt(tcp, level, optname, optval, optlen);
+	if (!err && level == SOL_TCP)
+		sdp_tcp_refresh(ssk);
+out:
+	release_sock(sk);
+	return err;
+}
+
+static int sdp_put_opt(char __user *optval, int __user *optlen,
+		       const void *val, int size)
+{
+	int len;
+
+	if (get_user(len, optlen))
+		return -EFAULT;
+	if (len < 0)
+		return -EINVAL;
+	len = min(len, size);
+	if (put_user(len, optlen) || copy_to_user(optval, val, len))
+		return -EFAULT;
+	return 0;
+}
+
+static void sdp_fill_info(struct sdp_sock *ssk, struct sdp_info *info)
+{
+	const struct sdp_conn *c = ssk->conn;
+
+	memset(info, 0, sizeof(*info));
+	info->transport = ssk->transport;
+	info->state = ssk->sk.sk_state;
+	if (c) {
+		info->rcv_size = c->rcv_size;
+		info->snd_size = c->snd_size;
+		info->rx_bufs = c->rx_count;
+		info->tx_bufs = c->tx_count;
+		info->tx_credits = c->started ? max(sdp_tx_credits(c), 0) : 0;
+	}
+	info->tx_bytes = ssk->stats.tx_bytes;
+	info->rx_bytes = ssk->stats.rx_bytes;
+	info->tx_msgs = ssk->stats.tx_msgs;
+	info->rx_msgs = ssk->stats.rx_msgs;
+	info->tx_credit_updates = ssk->stats.tx_credit_updates;
+	strscpy(info->ibdev, ssk->ibdev, sizeof(info->ibdev));
+}
+
+/* TCP_INFO for a connection over RDMA: what maps onto SDP. */
+static void sdp_fill_tcp_info(struct sdp_sock *ssk, struct tcp_info *ti)
+{
+	const struct sdp_conn *c = ssk->conn;
+
+	memset(ti, 0, sizeof(*ti));
+	ti->tcpi_state = ssk->sk.sk_state;
+	if (c && c->started) {
+		ti->tcpi_snd_mss = c->snd_size - sizeof(struct sdp_bsdh);
+		ti->tcpi_rcv_mss = c->rcv_size - sizeof(struct sdp_bsdh);
+		ti->tcpi_advmss = ti->tcpi_rcv_mss;
+		ti->tcpi_snd_cwnd = max(sdp_tx_credits(c), 0);
+		ti->tcpi_unacked = c->tx_post - c->tx_tail;
+	}
+	ti->tcpi_bytes_acked = ssk->stats.tx_bytes;
+	ti->tcpi_bytes_sent = ssk->stats.tx_bytes;
+	ti->tcpi_bytes_received = ssk->stats.rx_bytes;
+	ti->tcpi_segs_out = ssk->stats.tx_msgs;
+	ti->tcpi_segs_in = ssk->stats.rx_msgs;
+	ti->tcpi_data_segs_out = ssk->stats.tx_msgs - ssk->stats.tx_credit_updates;
+	ti->tcpi_rcv_space = ssk->sk.sk_rcvbuf;
+	ti->tcpi_snd_wnd = ti->tcpi_snd_cwnd * ti->tcpi_snd_mss;
+}
+
+int sdp_getsockopt(struct socket *sock, int level, int optname,
+		   char __user *optval, int __user *optlen)
+{
+	struct sock *sk = sock->sk;
+	struct sdp_sock *ssk = sdp_sk(sk);
+	bool rdma = ssk->transport == SDP_TRANSPORT_RDMA;
+	union {
+		struct sdp_info sdp;
+		struct tcp_info tcp;
+		int val;
+	} u;
+	int size;
+
+	if (level == SOL_SDP) {
+		if (optname != SDP_INFO)
+			return -ENOPROTOOPT;
+		lock_sock(sk);
+		sdp_flush(ssk);
+		sdp_fill_info(ssk, &u.sdp);
+		release_sock(sk);
+		return sdp_put_opt(optval, optlen, &u.sdp, sizeof(u.sdp));
+	}
+	if (level == SOL_TCP && rdma &&
+	    (optname == TCP_INFO || (optname == TCP_MAXSEG && ssk->conn))) {
+		lock_sock(sk);
+		sdp_flush(ssk);
+		if (optname == TCP_INFO) {
+			sdp_fill_tcp_info(ssk, &u.tcp);
+			size = sizeof(u.tcp);
+		} else {
+			u.val = ssk->conn->snd_size - sizeof(struct sdp_bsdh);
+			size = sizeof(u.val);
+		}
+		release_sock(sk);
+		return sdp_put_opt(optval, optlen, &u, size);
+	}
+	return ssk->tcp->ops->getsockopt(ssk->tcp, level, optname, optval, optlen);
+}

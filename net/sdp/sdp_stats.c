@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sockets Direct Protocol: per-namespace counters, read from
+ * /proc/net/sdp_stats as "Name value" lines.
+ */
+#include <linux/percpu.h>
+#include <linux/proc_fs.h>
+#include <linux/seq_file.h>
+#include <net/net_namespace.h>
+#include <net/netns/generic.h>
+
+#include "sdp.h"
+
+unsigned int sdp_net_id;
+
+static const char * const sdp_mib_names[SDP_MIB_MAX] = {
+	[SDP_MIB_ACTIVE_OPENS]		= "ActiveOpens",
+	[SDP_MIB_PASSIVE_OPENS]		= "PassiveOpens",
+	[SDP_MIB_ESTABLISHED]		= "Established",
+	[SDP_MIB_CONNECT_FAILED]	= "ConnectFailed",
+	[SDP_MIB_REJECT_SENT]		= "RejectSent",
+	[SDP_MIB_BACKLOG_HELD]		= "BacklogHeld",
+	[SDP_MIB_LISTEN_NO_RDMA]	= "ListenNoRdma",
+	[SDP_MIB_BAD_HELLO]		= "BadHello",
+	[SDP_MIB_DISCONN_SENT]		= "DisConnSent",
+	[SDP_MIB_DISCONN_RCVD]		= "DisConnRcvd",
+	[SDP_MIB_ABORT_SENT]		= "AbortSent",
+	[SDP_MIB_ABORT_RCVD]		= "AbortRcvd",
+	[SDP_MIB_BAD_MID]		= "BadMid",
+	[SDP_MIB_UNEXPECTED_MID]	= "UnexpectedMid",
+	[SDP_MIB_BAD_LEN]		= "BadLen",
+	[SDP_MIB_BAD_MSEQ]		= "BadMseq",
+	[SDP_MIB_BAD_MSEQ_ACK]		= "BadMseqAck",
+	[SDP_MIB_BAD_BUFS]		= "BadBufs",
+	[SDP_MIB_BAD_CREDITS]		= "BadCredits",
+	[SDP_MIB_QP_ERROR]		= "QpError",
+	[SDP_MIB_DEVICE_REMOVED]	= "DeviceRemoved",
+	[SDP_MIB_TX_MSGS]		= "TxMsgs",
+	[SDP_MIB_RX_MSGS]		= "RxMsgs",
+	[SDP_MIB_TX_BYTES]		= "TxBytes",
+	[SDP_MIB_RX_BYTES]		= "RxBytes",
+	[SDP_MIB_CREDIT_UPDATES]	= "CreditUpdates",
+};
+
+static int sdp_stats_show(struct seq_file *seq, void *v)
+{
+	struct sdp_net *sn = net_generic(seq_file_single_net(seq), sdp_net_id);
+	int i, cpu;
+
+	for (i = 0; i < SDP_MIB_MAX; i++) {
+		u64 sum = 0;
+
+		for_each_possible_cpu(cpu)
+			sum += per_cpu_ptr(sn->mib, cpu)->mibs[i];
+		seq_printf(seq, "%s %llu\n", sdp_mib_names[i], sum);
+	}
+	return 0;
+}
+
+static __net_init int sdp_net_init(struct net *net)
+{
+	struct sdp_net *sn = net_generic(net, sdp_net_id);
+
+	sn->mib = alloc_percpu(struct sdp_mib);
+	if (!sn->mib)
+		return -ENOMEM;
+	if (!proc_create_net_single("sdp_stats", 0444, net->proc_net,
+				    sdp_stats_show, NULL)) {
+		free_percpu(sn->mib);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static __net_exit void sdp_net_exit(struct net *net)
+{
+	struct sdp_net *sn = net_generic(net, sdp_net_id);
+
+	remove_proc_entry("sdp_stats", net->proc_net);
+	free_percpu(sn->mib);
+}
+
+static struct pernet_operations sdp_net_ops = {
+	.init	= sdp_net_init,
+	.exit	= sdp_net_exit,
+	.id	= &sdp_net_id,
+	.size	= sizeof(struct sdp_net),
+};
+
+int sdp_stats_init(void)
+{
+	return register_pernet_subsys(&sdp_net_ops);
+}
+
+void sdp_stats_exit(void)
+{
+	unregister_pernet_subsys(&sdp_net_ops);
+}

@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sockets Direct Protocol: the send path.
+ *
+ * sendmsg() copies into the send ring's bounce buffers; a buffer goes out as
+ * one Data message when it is full, or partly filled when Nagle, TCP_CORK and
+ * MSG_MORE allow. Every message carries our posted-buffer count and the last
+ * mseq we received, so credits travel with the data; a message only to
+ * return credits is sent when the peer's view lags by half the ring.
+ *
+ * Credits (SDP): the peer's bufs minus our messages it had not yet seen.
+ * Data never takes the last SDP_CTRL_CREDITS; control messages (DisConn,
+ * Abort, credit update) may, and one of them may use the peer's spare buffer
+ * once the previous such message is acknowledged, so that credits can always
+ * be returned even when the peer's ring is full.
+ */
+#include <linux/uio.h>
+
+#include "sdp.h"
+
+#define SDP_HDR	sizeof(struct sdp_bsdh)
+
+static int sdp_post_send(struct sdp_sock *ssk, struct sdp_tx_slot *s, u8 mid)
+{
+	struct sdp_conn *c = ssk->conn;
+	struct sdp_bsdh *h = s->buf;
+	struct ib_sge sge = {
+		.addr	= s->dma,
+		.length	= s->len,
+		.lkey	= c->lkey,
+	};
+	struct ib_send_wr wr = {
+		.wr_cqe		= &s->cqe,
+		.sg_list	= &sge,
+		.num_sge	= 1,
+		.opcode		= IB_WR_SEND,
+		.send_flags	= IB_SEND_SIGNALED,
+	};
+	u16 bufs = c->rx_posted_nr - 1;
+	u32 mseq = c->tx_mseq + 1;
+	int err;
+
+	h->mid = mid;
+	h->flags = 0;
+	h->bufs = cpu_to_be16(bufs);
+	h->len = cpu_to_be32(s->len);
+	h->mseq = cpu_to_be32(mseq);
+	h->mseq_ack = cpu_to_be32(c->rx_mseq);
+	if (s->len <= c->max_inline)
+		wr.send_flags |= IB_SEND_INLINE;
+	ib_dma_sync_single_for_device(c->sdev->ibdev, s->dma, s->len,
+				      DMA_TO_DEVICE);
+	s->done = false;
+	err = ib_post_send(c->qp, &wr, NULL);
+	if (err)
+		return err;
+	if (sdp_tx_credits(c) <= 0) {
+		c->tx_over = true;
+		c->tx_over_mseq = mseq;
+	}
+	c->tx_mseq = mseq;
+	c->hist[mseq & c->hist_mask] = (struct sdp_adv){ bufs, c->rx_mseq };
+	c->rx_adv = bufs;
+	c->rx_mseq_adv = c->rx_mseq;
+	ssk->stats.tx_msgs++;
+	SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_TX_MSGS);
+	return 0;
+}
+
+/* May a control message go now (see the comment at the top)? */
+static bool sdp_ctrl_ok(const struct sdp_conn *c)
+{
+	int credits = sdp_tx_credits(c);
+
+	if (c->ctrl_head - c->ctrl_tail >= SDP_CTRL_SLOTS)
+		return false;
+	if (credits > 0)
+		return true;
+	return credits == 0 &&
+	       (!c->tx_over || (s32)(c->tx_mseq_acked - c->tx_over_mseq) >= 0);
+}
+
+static int sdp_post_ctrl(struct sdp_sock *ssk, u8 mid)
+{
+	struct sdp_conn *c = ssk->conn;
+	struct sdp_tx_slot *s = &c->ctrl[c->ctrl_head % SDP_CTRL_SLOTS];
+	int err;
+
+	s->len = SDP_HDR;
+	err = sdp_post_send(ssk, s, mid);
+	if (!err)
+		c->ctrl_head++;
+	return err;
+}
+
+/* Post an Abort if the peer can take it; true if posted. */
+bool sdp_post_abort(struct sdp_sock *ssk)
+{
+	struct sdp_conn *c = ssk->conn;
+
+	if (!c || !c->started || !sdp_ctrl_ok(c) ||
+	    test_bit(SDP_F_CM_GONE, &ssk->flags))
+		return false;
+	if (sdp_post_ctrl(ssk, SDP_MID_ABORT))
+		return false;
+	SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_ABORT_SENT);
+	return true;
+}
+
+/* The peer's idea of our free buffers lags by half the ring (at least 2). */
+static bool sdp_need_credit_update(const struct sdp_conn *c)
+{
+	s32 peer_view = (s32)c->rx_adv - (s32)(c->rx_mseq - c->rx_mseq_adv);
+	s32 fresh = (s32)c->rx_posted_nr - 1 - max(peer_view, 0);
+
+	return fresh >= max_t(s32, 2, (c->rx_count - 1) / 2);
+}
+
+/* A partly filled buffer may go: TCP_NODELAY, or nothing in flight (Nagle). */
+static bool sdp_partial_ok(const struct sdp_sock *ssk)
+{
+	const struct sdp_conn *c = ssk->conn;
+
+	if (ssk->cork || test_bit(SDP_F_MORE, &ssk->flags))
+		return false;
+	return ssk->nodelay || c->tx_tail == c->tx_post;
+}
+
+/*
+ * Post what the credits allow: filled Data buffers in order, then DisConn
+ * once all data before it is out, then a credit update if the peer needs one.
+ * @force sends a partly filled buffer regardless of Nagle and corking.
+ */
+void sdp_tx_push(struct sdp_sock *ssk, bool force)
+{
+	struct sdp_conn *c = ssk->conn;
+	struct sdp_tx_slot *s;
+	u32 payload;
+
+	if (!c || !c->started || test_bit(SDP_F_CM_GONE, &ssk->flags) ||
+	    ssk->sk.sk_state == TCP_CLOSE)
+		return;
+	if (test_bit(SDP_F_SEND_DISCONN, &ssk->flags))
+		force = true;
+
+	while (c->tx_post != c->tx_head) {
+		s = &c->tx[c->tx_post % c->tx_count];
+		if (c->tx_post + 1 == c->tx_head && s->len < c->snd_size &&
+		    !force && !sdp_partial_ok(ssk))
+			break;
+		if (sdp_tx_credits(c) <= SDP_CTRL_CREDITS)
+			break;
+		if (sdp_post_send(ssk, s, SDP_MID_DATA))
+			goto err;
+		payload = s->len - SDP_HDR;
+		c->tx_unposted_bytes -= payload;
+		c->tx_post++;
+		ssk->stats.tx_bytes += payload;
+		SDP_ADD_STATS(sock_net(&ssk->sk), SDP_MIB_TX_BYTES, payload);
+	}
+
+	if (test_bit(SDP_F_SEND_DISCONN, &ssk->flags) &&
+	    c->tx_post == c->tx_head && sdp_ctrl_ok(c)) {
+		if (sdp_post_ctrl(ssk, SDP_MID_DISCONN))
+			goto err;
+		clear_bit(SDP_F_SEND_DISCONN, &ssk->flags);
+		SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_DISCONN_SENT);
+	} else if (sdp_need_credit_update(c) && sdp_ctrl_ok(c) &&
+		   (sdp_tx_credits(c) > SDP_CTRL_CREDITS ||
+		    !test_bit(SDP_F_SEND_DISCONN, &ssk->flags))) {
+		if (sdp_post_ctrl(ssk, SDP_MID_DATA))
+			goto err;
+		ssk->stats.tx_credit_updates++;
+		SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_CREDIT_UPDATES);
+	}
+	sdp_update_counts(ssk);
+	return;
+err:
+	sdp_conn_error(ssk, ECONNRESET, SDP_MIB_QP_ERROR);
+}
+
+void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct sdp_tx_slot *s = container_of(wc->wr_cqe, struct sdp_tx_slot, cqe);
+	struct sdp_sock *ssk = cq->cq_context;
+	struct sock *sk = &ssk->sk;
+
+	bh_lock_sock(sk);
+	s->status = wc->status;
+	s->done = true;
+	__sdp_defer_or_process(ssk);
+	bh_unlock_sock(sk);
+}
+
+/* A failed send: the peer is gone (retries exhausted) or broke the rules. */
+static void sdp_tx_error(struct sdp_sock *ssk, u8 status)
+{
+	if (status == IB_WC_WR_FLUSH_ERR || ssk->sk.sk_state == TCP_CLOSE)
+		return;
+	sdp_conn_error(ssk, status == IB_WC_RETRY_EXC_ERR ? ETIMEDOUT : ECONNRESET,
+		       SDP_MIB_QP_ERROR);
+}
+
+/* Free completed send buffers, in order. */
+void sdp_tx_reap(struct sdp_sock *ssk)
+{
+	struct sock *sk = &ssk->sk;
+	struct sdp_conn *c = ssk->conn;
+	struct sdp_tx_slot *s;
+	bool freed = false;
+
+	while (c->tx_tail != c->tx_post) {
+		s = &c->tx[c->tx_tail % c->tx_count];
+		if (!s->done)
+			break;
+		if (s->status != IB_WC_SUCCESS) {
+			sdp_tx_error(ssk, s->status);
+			return;
+		}
+		c->tx_queued_bytes -= s->len - SDP_HDR;
+		s->len = 0;
+		c->tx_tail++;
+		freed = true;
+	}
+	while (c->ctrl_tail != c->ctrl_head) {
+		s = &c->ctrl[c->ctrl_tail % SDP_CTRL_SLOTS];
+		if (!s->done)
+			break;
+		if (s->status != IB_WC_SUCCESS) {
+			sdp_tx_error(ssk, s->status);
+			return;
+		}
+		c->ctrl_tail++;
+		if (((struct sdp_bsdh *)s->buf)->mid == SDP_MID_DISCONN)
+			sdp_disconn_sent(ssk);
+		if (!ssk->conn)
+			return;
+	}
+	if (freed) {
+		sdp_update_counts(ssk);
+		if (sk->sk_socket && test_bit(SOCK_NOSPACE, &sk->sk_socket->flags))
+			sk->sk_write_space(sk);
+	}
+}
+
+bool sdp_writeable(const struct sock *sk)
+{
+	const struct sdp_sock *ssk = sdp_sk(sk);
+
+	if (READ_ONCE(ssk->tx_unsent) >= READ_ONCE(ssk->notsent_lowat))
+		return false;
+	/* Never connected: nothing to wait for (send fails with EPIPE). */
+	return READ_ONCE(ssk->tx_free_slots) > 0 || !READ_ONCE(ssk->conn);
+}
+
+void sdp_write_space(struct sock *sk)
+{
+	struct socket_wq *wq;
+
+	if (!sdp_writeable(sk))
+		return;
+	if (sk->sk_socket)
+		clear_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+	rcu_read_lock();
+	wq = rcu_dereference(sk->sk_wq);
+	if (skwq_has_sleeper(wq))
+		wake_up_interruptible_sync_poll(&wq->wait, EPOLLOUT |
+						EPOLLWRNORM | EPOLLWRBAND);
+	if (wq && wq->fasync_list && !(sk->sk_shutdown & SEND_SHUTDOWN))
+		sock_wake_async(wq, SOCK_WAKE_SPACE, POLL_OUT);
+	rcu_read_unlock();
+}
+
+void sdp_cork_timer(struct timer_list *t)
+{
+	struct sdp_sock *ssk = from_timer(ssk, t, cork_timer);
+
+	set_bit(SDP_F_PUSH, &ssk->flags);
+	sdp_defer_or_process(ssk);
+	sock_put(&ssk->sk);
+}
+
+/* The buffer to copy into: the one being filled, or a free one. */
+static struct sdp_tx_slot *sdp_tx_fill_slot(struct sdp_conn *c)
+{
+	struct sdp_tx_slot *s;
+
+	if (c->tx_head != c->tx_post) {
+		s = &c->tx[(c->tx_head - 1) % c->tx_count];
+		if (s->len < c->snd_size)
+			return s;
+	}
+	if (c->tx_head - c->tx_tail >= c->tx_count)
+		return NULL;
+	s = &c->tx[c->tx_head++ % c->tx_count];
+	s->len = SDP_HDR;
+	return s;
+}
+
+static int sdp_wait_space(struct sdp_sock *ssk, long *timeo)
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	struct sock *sk = &ssk->sk;
+
+	for (;;) {
+		if (sk->sk_err || (sk->sk_shutdown & SEND_SHUTDOWN) ||
+		    !sdp_can_send_state(sk) || !ssk->conn)
+			return -EPIPE;
+		if (READ_ONCE(ssk->tx_free_slots))
+			return 0;
+		if (!*timeo)
+			return -EAGAIN;
+		if (signal_pending(current))
+			return sock_intr_errno(*timeo);
+		sk_set_bit(SOCKWQ_ASYNC_NOSPACE, sk);
+		set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+		add_wait_queue(sk_sleep(sk), &wait);
+		sk_wait_event(sk, timeo, READ_ONCE(ssk->tx_free_slots) ||
+			      test_bit(SDP_F_DEFERRED, &ssk->flags) ||
+			      READ_ONCE(sk->sk_err) ||
+			      (READ_ONCE(sk->sk_shutdown) & SEND_SHUTDOWN), &wait);
+		remove_wait_queue(sk_sleep(sk), &wait);
+		sdp_flush(ssk);
+	}
+}
+
+/* Mirrors tcp_sendmsg_locked(): same waits, errors, SIGPIPE and partial counts. */
+int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
+{
+	struct sock *sk = sock->sk;
+	struct sdp_sock *ssk = sdp_sk(sk);
+	int flags = msg->msg_flags;
+	struct sdp_conn *c;
+	struct sdp_tx_slot *s;
+	size_t copied = 0;
+	long timeo;
+	int err;
+
+	if (flags & MSG_OOB)
+		return -EOPNOTSUPP;
+
+	lock_sock(sk);
+	timeo = sock_sndtimeo(sk, flags & MSG_DONTWAIT);
+	if (!sdp_can_send_state(sk)) {
+		err = sk_stream_wait_connect(sk, &timeo);
+		if (err)
+			goto do_error;
+	}
+	sk_clear_bit(SOCKWQ_ASYNC_NOSPACE, sk);
+	err = -EPIPE;
+	if (sk->sk_err || (sk->sk_shutdown & SEND_SHUTDOWN))
+		goto do_error;
+
+	sdp_flush(ssk);
+	while (msg_data_left(msg)) {
+		size_t n, got;
+
+		c = ssk->conn;
+		s = c ? sdp_tx_fill_slot(c) : NULL;
+		if (!s) {
+			sdp_tx_push(ssk, false);
+			err = sdp_wait_space(ssk, &timeo);
+			if (err)
+				goto do_error;
+			continue;
+		}
+		n = min_t(size_t, msg_data_left(msg), c->snd_size - s->len);
+		got = copy_from_iter(s->buf + s->len, n, &msg->msg_iter);
+		s->len += got;
+		c->tx_unposted_bytes += got;
+		c->tx_queued_bytes += got;
+		copied += got;
+		if (got != n) {
+			err = -EFAULT;
+			goto do_error;
+		}
+		if (s->len == c->snd_size)
+			sdp_tx_push(ssk, false);
+	}
+out:
+	if (flags & MSG_MORE)
+		set_bit(SDP_F_MORE, &ssk->flags);
+	else
+		clear_bit(SDP_F_MORE, &ssk->flags);
+	sdp_tx_push(ssk, false);
+	c = ssk->conn;
+	if (c && c->tx_post != c->tx_head && !timer_pending(&ssk->cork_timer) &&
+	    (ssk->cork || (flags & MSG_MORE)))
+		sk_reset_timer(sk, &ssk->cork_timer, jiffies + SDP_CORK_TIMEOUT);
+	sdp_update_counts(ssk);
+	release_sock(sk);
+	return copied;
+
+do_error:
+	if (copied)
+		goto out;
+	err = sk_stream_error(sk, flags, err);
+	release_sock(sk);
+	return err;
+}

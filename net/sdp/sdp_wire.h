@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * SDP wire format (IBTA InfiniBand Architecture Annex A4, "Sockets Direct
+ * Protocol"). Documented in Documentation/networking/sdp.rst; this header is
+ * its only definition. All fields are big-endian.
+ */
+#ifndef _NET_SDP_WIRE_H
+#define _NET_SDP_WIRE_H
+
+#include <linux/types.h>
+#include <rdma/ib_cm.h>
+
+/* Base Sockets Direct Header: starts every message. */
+struct sdp_bsdh {
+	u8	mid;		/* message id, enum sdp_mid */
+	u8	flags;		/* SDP_OOB_* */
+	__be16	bufs;		/* receive buffers the sender has posted */
+	__be32	len;		/* message length, this header included */
+	__be32	mseq;		/* sequence number of this message */
+	__be32	mseq_ack;	/* last mseq the sender received */
+} __packed;
+
+enum sdp_mid {
+	SDP_MID_HELLO		= 0x00,
+	SDP_MID_HELLO_ACK	= 0x01,
+	SDP_MID_DISCONN		= 0x02,
+	SDP_MID_ABORT		= 0x03,
+	SDP_MID_SENDSM		= 0x04,
+	SDP_MID_RDMARDCOMPL	= 0x06,
+	SDP_MID_SRCAVAIL_CANCEL	= 0x08,
+	SDP_MID_CHRCVBUF	= 0x0B,
+	SDP_MID_CHRCVBUF_ACK	= 0x0C,
+	SDP_MID_SINKAVAIL	= 0xFD,
+	SDP_MID_SRCAVAIL	= 0xFE,
+	SDP_MID_DATA		= 0xFF,
+};
+
+#define SDP_OOB_PRES	0x01	/* the last byte of this message is urgent */
+#define SDP_OOB_PEND	0x02	/* urgent data follows in a later message */
+
+/* majv_minv: protocol version 2.2, major in the upper nibble. */
+#define SDP_VERSION		0x22
+#define SDP_VERSION_MAJOR(v)	((v) >> 4)
+
+/* ipv_cap: IP version of the connection's addresses in the upper nibble. */
+#define SDP_IPV_CAP_IPV4	0x40
+#define SDP_IPV_CAP_IPV6	0x60
+
+/*
+ * Hello (HH): the CM REQ private data. The IBTA Hello continues with the
+ * port and both IP addresses; rdma_cm already carries those in its own
+ * header, which leaves only 56 bytes of private data, so they are omitted.
+ */
+struct sdp_hh {
+	struct sdp_bsdh	bsdh;
+	u8	majv_minv;
+	u8	ipv_cap;
+	u8	rsvd1;
+	u8	max_adverts;	/* SrcAvail/SinkAvail adverts we accept */
+	__be32	desremrcvsz;	/* receive buffer size we wish the peer used */
+	__be32	localrcvsz;	/* our receive buffer size */
+} __packed;
+
+/* HelloAck (HAH): the CM REP private data. */
+struct sdp_hah {
+	struct sdp_bsdh	bsdh;
+	u8	majv_minv;
+	u8	ipv_cap;
+	u8	rsvd1;
+	u8	ext_max_adverts;
+	__be32	actrcvsz;	/* the passive side's receive buffer size */
+} __packed;
+
+/* ChRcvBuf / ChRcvBufAck payload. */
+struct sdp_chrcvbuf {
+	__be32	size;
+} __packed;
+
+/*
+ * Consumer reject private data: why a Hello was refused, so the active side
+ * can tell "SDP refused this" from "nothing listens".
+ */
+struct sdp_rej {
+	u8	mid;		/* SDP_MID_HELLO: marks an SDP reject */
+	u8	reason;		/* enum sdp_rej_reason */
+} __packed;
+
+enum sdp_rej_reason {
+	SDP_REJ_VERSION		= 1,	/* unsupported majv_minv */
+	SDP_REJ_MALFORMED	= 2,	/* bad Hello length, id or sizes */
+	SDP_REJ_NOMEM		= 3,	/* passive side out of resources */
+	SDP_REJ_BUSY		= 4,	/* listener's pending queue full */
+};
+
+/* The 56-byte private data limit under RDMA_PS_TCP (rdma_cm's header is 36). */
+#define SDP_PRIVATE_DATA_MAX	(IB_CM_REQ_PRIVATE_DATA_SIZE - 36)
+
+static_assert(sizeof(struct sdp_bsdh) == 16);
+static_assert(sizeof(struct sdp_hh) <= SDP_PRIVATE_DATA_MAX);
+static_assert(sizeof(struct sdp_hah) <= IB_CM_REP_PRIVATE_DATA_SIZE);
+
+#endif /* _NET_SDP_WIRE_H */
