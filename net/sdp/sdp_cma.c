@@ -83,6 +83,7 @@ static void sdp_established(struct sdp_sock *ssk, struct rdma_cm_id *id)
 
 	memcpy(&ssk->saddr, &id->route.addr.src_addr, sizeof(ssk->saddr));
 	memcpy(&ssk->daddr, &id->route.addr.dst_addr, sizeof(ssk->daddr));
+	ssk->transport = SDP_TRANSPORT_RDMA;
 	sdp_set_state(sk, TCP_ESTABLISHED);
 	SDP_INC_STATS(sock_net(sk), SDP_MIB_ESTABLISHED);
 	/* Whatever arrived before this event. */

@@ -138,6 +138,12 @@ static bool sdp_rx_one(struct sdp_sock *ssk, struct sdp_rx_slot *slot)
 			mib = SDP_MIB_UNEXPECTED_MID;
 			break;
 		}
+		if (sock_flag(sk, SOCK_DEAD)) {
+			/* Data for a closed socket: reset, as TCP does. */
+			list_del_init(&slot->node);
+			sdp_conn_error(ssk, 0, SDP_MIB_ABORT_ON_DATA);
+			return false;
+		}
 		slot->off = sizeof(*h);
 		list_move_tail(&slot->node, &c->rx_ready);
 		c->rx_ready_bytes += len - sizeof(*h);
@@ -153,7 +159,8 @@ static bool sdp_rx_one(struct sdp_sock *ssk, struct sdp_rx_slot *slot)
 	case SDP_MID_ABORT:
 		list_del_init(&slot->node);
 		SDP_INC_STATS(sock_net(sk), SDP_MIB_ABORT_RCVD);
-		sdp_done(sk, ECONNRESET);
+		/* tcp_reset(): after the peer's FIN a reset reads as EPIPE. */
+		sdp_done(sk, sk->sk_state == TCP_CLOSE_WAIT ? EPIPE : ECONNRESET);
 		return false;
 	case SDP_MID_HELLO:
 	case SDP_MID_HELLO_ACK:

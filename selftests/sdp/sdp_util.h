@@ -3,9 +3,24 @@
 #ifndef SDP_UTIL_H
 #define SDP_UTIL_H
 
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 #include <linux/sdp.h>
+
+/* The topology of lib.sh. */
+#define SDP_A	"198.18.0.1"
+#define SDP_B	"198.18.0.2"
+#define SDP_A6	"2001:db8::1"
+#define SDP_TCPONLY	"198.19.0.2"
 
 /* The family the loaded module registered (module parameter "family"). */
 static inline int sdp_family(void)
@@ -19,6 +34,146 @@ static inline int sdp_family(void)
 		fclose(f);
 	}
 	return fam;
+}
+
+/* Fill @ss with ip:port (IPv4 or IPv6 text); returns its length. */
+static inline socklen_t sdp_addr(struct sockaddr_storage *ss, const char *ip, int port)
+{
+	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (strchr(ip, ':')) {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(port);
+		inet_pton(AF_INET6, ip, &sin6->sin6_addr);
+		return sizeof(*sin6);
+	}
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons(port);
+	inet_pton(AF_INET, ip, &sin->sin_addr);
+	return sizeof(*sin);
+}
+
+static inline int sdp_port(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+	return ntohs(((const struct sockaddr_in *)ss)->sin_port);
+}
+
+/* A listener of @family on ip:0; its address (with the port) in @ss. */
+static inline int sdp_listener(int family, const char *ip, int backlog,
+			       struct sockaddr_storage *ss, socklen_t *len)
+{
+	int fd = socket(family, SOCK_STREAM, 0);
+
+	if (fd < 0)
+		return -1;
+	*len = sdp_addr(ss, ip, 0);
+	if (bind(fd, (struct sockaddr *)ss, *len) || listen(fd, backlog) ||
+	    getsockname(fd, (struct sockaddr *)ss, len)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static inline int sdp_connect(int family, const struct sockaddr_storage *ss,
+			      socklen_t len)
+{
+	int fd = socket(family, SOCK_STREAM, 0);
+
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (const struct sockaddr *)ss, len)) {
+		int err = errno;
+
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	return fd;
+}
+
+static inline int sdp_info(int fd, struct sdp_info *info)
+{
+	socklen_t len = sizeof(*info);
+
+	return getsockopt(fd, SOL_SDP, SDP_INFO, info, &len);
+}
+
+/* SDP_TRANSPORT_* of @fd, or -errno. */
+static inline int sdp_transport(int fd)
+{
+	struct sdp_info info;
+
+	if (sdp_info(fd, &info))
+		return -errno;
+	return info.transport;
+}
+
+/* A counter summed over every rxe link (rdma statistic). */
+static inline long long sdp_rxe_counter(const char *name)
+{
+	FILE *p = popen("rdma statistic show link 2>/dev/null", "r");
+	long long sum = 0, v;
+	char word[64];
+
+	if (!p)
+		return -1;
+	while (fscanf(p, "%63s", word) == 1)
+		if (!strcmp(word, name) && fscanf(p, "%lld", &v) == 1)
+			sum += v;
+	pclose(p);
+	return sum;
+}
+
+static inline double sdp_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Read exactly @len bytes (or until EOF/error); returns bytes read. */
+static inline ssize_t sdp_read_full(int fd, void *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = read(fd, (char *)buf + got, len - got);
+
+		if (n <= 0)
+			return got ? (ssize_t)got : n;
+		got += n;
+	}
+	return got;
+}
+
+static inline ssize_t sdp_write_full(int fd, const void *buf, size_t len)
+{
+	size_t put = 0;
+
+	while (put < len) {
+		ssize_t n = send(fd, (const char *)buf + put, len - put, MSG_NOSIGNAL);
+
+		if (n <= 0)
+			return put ? (ssize_t)put : n;
+		put += n;
+	}
+	return put;
+}
+
+/* Wait until @fd reports @events; returns revents (0 on timeout). */
+static inline int sdp_poll1(int fd, short events, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+
+	if (poll(&p, 1, ms) <= 0)
+		return 0;
+	return p.revents;
 }
 
 #endif

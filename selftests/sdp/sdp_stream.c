@@ -1,0 +1,1243 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Stream socket semantics of SDP, with TCP as the oracle: every test runs
+ * over AF_INET/AF_INET6 TCP (tcp4, tcp6) and over the SDP family (sdp4,
+ * sdp6) with the same assertions. SDP variants also check that the
+ * connection really runs over RDMA (SDP_INFO) and that the bytes a test
+ * moved went through it.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/select.h>
+#include <sys/time.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <netinet/tcp.h>
+#include <linux/sockios.h>
+
+#include "kselftest_harness.h"
+#include "sdp_util.h"
+
+FIXTURE(pair) {
+	int lfd, cfd, sfd;	/* listener, client, accepted server side */
+	int family;
+	struct sockaddr_storage addr;
+	socklen_t alen;
+};
+
+FIXTURE_VARIANT(pair) {
+	bool sdp;
+	const char *ip;
+};
+
+FIXTURE_VARIANT_ADD(pair, tcp4) { .sdp = false, .ip = SDP_A };
+FIXTURE_VARIANT_ADD(pair, sdp4) { .sdp = true, .ip = SDP_A };
+FIXTURE_VARIANT_ADD(pair, tcp6) { .sdp = false, .ip = SDP_A6 };
+FIXTURE_VARIANT_ADD(pair, sdp6) { .sdp = true, .ip = SDP_A6 };
+
+static int variant_family(bool sdp, const char *ip)
+{
+	if (sdp)
+		return sdp_family();
+	return strchr(ip, ':') ? AF_INET6 : AF_INET;
+}
+
+FIXTURE_SETUP(pair)
+{
+	self->family = variant_family(variant->sdp, variant->ip);
+	self->lfd = sdp_listener(self->family, variant->ip, 16, &self->addr,
+				 &self->alen);
+	ASSERT_LE(0, self->lfd) TH_LOG("listener: %s", strerror(errno));
+	self->cfd = sdp_connect(self->family, &self->addr, self->alen);
+	ASSERT_LE(0, self->cfd) TH_LOG("connect: %s", strerror(errno));
+	self->sfd = accept(self->lfd, NULL, NULL);
+	ASSERT_LE(0, self->sfd) TH_LOG("accept: %s", strerror(errno));
+	if (variant->sdp) {
+		ASSERT_EQ(SDP_TRANSPORT_RDMA, sdp_transport(self->cfd));
+		ASSERT_EQ(SDP_TRANSPORT_RDMA, sdp_transport(self->sfd));
+	}
+}
+
+FIXTURE_TEARDOWN(pair)
+{
+	close(self->cfd);
+	close(self->sfd);
+	close(self->lfd);
+}
+
+/* For SDP: @fd received at least @bytes over RDMA. */
+#define EXPECT_RDMA_RX(fd, bytes) do {					\
+	struct sdp_info _i;						\
+	if (variant->sdp) {						\
+		ASSERT_EQ(0, sdp_info(fd, &_i));			\
+		EXPECT_EQ(SDP_TRANSPORT_RDMA, _i.transport);		\
+		EXPECT_LE((unsigned long long)(bytes), _i.rx_bytes);	\
+	}								\
+} while (0)
+
+static void fill(char *buf, size_t len, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		buf[i] = (char)(seed + i * 31 + (i >> 8));
+}
+
+TEST_F(pair, send_recv)
+{
+	char out[1000], in[1000];
+
+	fill(out, sizeof(out), 1);
+	ASSERT_EQ(sizeof(out), send(self->cfd, out, sizeof(out), 0));
+	ASSERT_EQ(sizeof(in), sdp_read_full(self->sfd, in, sizeof(in)));
+	EXPECT_EQ(0, memcmp(out, in, sizeof(in)));
+	ASSERT_EQ(5, write(self->sfd, "reply", 5));
+	ASSERT_EQ(5, read(self->cfd, in, sizeof(in)));
+	EXPECT_EQ(0, memcmp(in, "reply", 5));
+	EXPECT_RDMA_RX(self->sfd, sizeof(out));
+	EXPECT_RDMA_RX(self->cfd, 5);
+}
+
+TEST_F(pair, readv_writev_many_iovecs)
+{
+	static char out[64][333], in[17][1254];
+	struct iovec wiov[64], riov[17];
+	struct msghdr msg = {};
+	size_t total = 0;
+	int i;
+
+	for (i = 0; i < 64; i++) {
+		fill(out[i], sizeof(out[i]), i);
+		wiov[i].iov_base = out[i];
+		wiov[i].iov_len = sizeof(out[i]);
+		total += sizeof(out[i]);
+	}
+	for (i = 0; i < 17; i++) {
+		riov[i].iov_base = in[i];
+		riov[i].iov_len = sizeof(in[i]);
+	}
+	ASSERT_EQ(total, writev(self->cfd, wiov, 64));
+	/* sendmsg with the same iovecs the other way */
+	msg.msg_iov = wiov;
+	msg.msg_iovlen = 64;
+	ASSERT_EQ(total, sendmsg(self->sfd, &msg, 0));
+
+	size_t got = 0;
+
+	while (got < total) {
+		ssize_t n = readv(self->sfd, riov, 17);
+
+		ASSERT_LT(0, n);
+		got += n;
+		/* compare what arrived against the stream */
+		for (ssize_t k = 0; k < n; k++) {
+			size_t pos = got - n + k;
+			char want = out[pos / 333][pos % 333];
+			char have = in[k / 1254][k % 1254];
+
+			ASSERT_EQ(want, have);
+		}
+	}
+	got = 0;
+	while (got < total) {
+		struct msghdr rmsg = { .msg_iov = riov, .msg_iovlen = 17 };
+		ssize_t n = recvmsg(self->cfd, &rmsg, 0);
+
+		ASSERT_LT(0, n);
+		for (ssize_t k = 0; k < n; k++) {
+			size_t pos = got + k;
+
+			ASSERT_EQ(out[pos / 333][pos % 333], in[k / 1254][k % 1254]);
+		}
+		got += n;
+	}
+	EXPECT_RDMA_RX(self->sfd, total);
+	EXPECT_RDMA_RX(self->cfd, total);
+}
+
+TEST_F(pair, msg_peek)
+{
+	char buf[32] = {};
+
+	ASSERT_EQ(11, send(self->cfd, "hello world", 11, 0));
+	ASSERT_NE(0, sdp_poll1(self->sfd, POLLIN, 5000) & POLLIN);
+	ASSERT_EQ(5, recv(self->sfd, buf, 5, MSG_PEEK));
+	EXPECT_EQ(0, memcmp(buf, "hello", 5));
+	ASSERT_EQ(5, recv(self->sfd, buf, 5, MSG_PEEK));
+	EXPECT_EQ(0, memcmp(buf, "hello", 5));
+	ASSERT_EQ(11, recv(self->sfd, buf, sizeof(buf), 0));
+	EXPECT_EQ(0, memcmp(buf, "hello world", 11));
+	EXPECT_EQ(-1, recv(self->sfd, buf, sizeof(buf), MSG_DONTWAIT));
+	EXPECT_EQ(EAGAIN, errno);
+}
+
+TEST_F(pair, msg_peek_waitall_spans_messages)
+{
+	char buf[300];
+	int i;
+
+	/* Three separate messages; peek all of them at once, then read. */
+	for (i = 0; i < 3; i++) {
+		memset(buf, 'a' + i, 100);
+		ASSERT_EQ(100, send(self->cfd, buf, 100, 0));
+		usleep(20000);
+	}
+	ASSERT_EQ(300, recv(self->sfd, buf, 300, MSG_PEEK | MSG_WAITALL));
+	EXPECT_EQ('a', buf[0]);
+	EXPECT_EQ('b', buf[150]);
+	EXPECT_EQ('c', buf[299]);
+	ASSERT_EQ(300, recv(self->sfd, buf, 300, MSG_WAITALL));
+	EXPECT_EQ('c', buf[299]);
+}
+
+struct slow_writer {
+	int fd;
+	int chunks;
+	size_t chunk;
+};
+
+static void *slow_writer(void *arg)
+{
+	struct slow_writer *w = arg;
+	char buf[4096];
+	int i;
+
+	memset(buf, 'w', sizeof(buf));
+	for (i = 0; i < w->chunks; i++) {
+		usleep(20000);
+		if (send(w->fd, buf, w->chunk, MSG_NOSIGNAL) != (ssize_t)w->chunk)
+			break;
+	}
+	return NULL;
+}
+
+TEST_F(pair, msg_waitall)
+{
+	struct slow_writer w = { .fd = self->cfd, .chunks = 10, .chunk = 1000 };
+	char buf[10000];
+	pthread_t t;
+
+	ASSERT_EQ(0, pthread_create(&t, NULL, slow_writer, &w));
+	EXPECT_EQ(10000, recv(self->sfd, buf, sizeof(buf), MSG_WAITALL));
+	pthread_join(t, NULL);
+	EXPECT_RDMA_RX(self->sfd, 10000);
+}
+
+TEST_F(pair, msg_dontwait_and_o_nonblock)
+{
+	char buf[16];
+	int flags;
+
+	EXPECT_EQ(-1, recv(self->sfd, buf, sizeof(buf), MSG_DONTWAIT));
+	EXPECT_EQ(EAGAIN, errno);
+	flags = fcntl(self->sfd, F_GETFL);
+	ASSERT_EQ(0, fcntl(self->sfd, F_SETFL, flags | O_NONBLOCK));
+	EXPECT_EQ(-1, read(self->sfd, buf, sizeof(buf)));
+	EXPECT_EQ(EAGAIN, errno);
+	ASSERT_EQ(3, send(self->cfd, "abc", 3, 0));
+	ASSERT_NE(0, sdp_poll1(self->sfd, POLLIN, 5000) & POLLIN);
+	EXPECT_EQ(3, read(self->sfd, buf, sizeof(buf)));
+}
+
+/* A writer that nobody reads from fills the pipe and then gets EAGAIN. */
+TEST_F(pair, send_fills_then_eagain)
+{
+	static char buf[65536], in[65536];
+	size_t sent = 0, got = 0;
+	ssize_t n;
+
+	ASSERT_EQ(0, fcntl(self->cfd, F_SETFL, O_NONBLOCK));
+	for (;;) {
+		n = send(self->cfd, buf, sizeof(buf), 0);
+		if (n < 0) {
+			ASSERT_EQ(EAGAIN, errno);
+			break;
+		}
+		sent += n;
+		ASSERT_LT(sent, 512u << 20) TH_LOG("never blocked");
+	}
+	EXPECT_EQ(0, sdp_poll1(self->cfd, POLLOUT, 0) & POLLOUT);
+	while (got < sent) {
+		n = recv(self->sfd, in, sizeof(in), 0);
+		ASSERT_LT(0, n);
+		got += n;
+	}
+	EXPECT_EQ(sent, got);
+	EXPECT_NE(0, sdp_poll1(self->cfd, POLLOUT, 5000) & POLLOUT);
+	EXPECT_RDMA_RX(self->sfd, sent);
+}
+
+static int sigpipes;
+
+static void on_sigpipe(int sig)
+{
+	sigpipes++;
+}
+
+TEST_F(pair, epipe_sigpipe_and_msg_nosignal)
+{
+	struct sigaction sa = { .sa_handler = on_sigpipe };
+
+	ASSERT_EQ(0, sigaction(SIGPIPE, &sa, NULL));
+	sigpipes = 0;
+	ASSERT_EQ(0, shutdown(self->cfd, SHUT_WR));
+	EXPECT_EQ(-1, send(self->cfd, "x", 1, 0));
+	EXPECT_EQ(EPIPE, errno);
+	EXPECT_EQ(1, sigpipes);
+	EXPECT_EQ(-1, send(self->cfd, "x", 1, MSG_NOSIGNAL));
+	EXPECT_EQ(EPIPE, errno);
+	EXPECT_EQ(1, sigpipes);
+	signal(SIGPIPE, SIG_DFL);
+}
+
+/* After the peer closed: the first send goes, the reset makes the next fail. */
+TEST_F(pair, send_after_peer_close)
+{
+	char buf[8];
+	int err;
+
+	close(self->sfd);
+	self->sfd = -1;
+	EXPECT_EQ(0, recv(self->cfd, buf, sizeof(buf), 0));
+	EXPECT_EQ(1, send(self->cfd, "x", 1, MSG_NOSIGNAL));
+	usleep(300000);
+	EXPECT_EQ(-1, send(self->cfd, "x", 1, MSG_NOSIGNAL));
+	err = errno;
+	EXPECT_TRUE(err == EPIPE || err == ECONNRESET) TH_LOG("errno %d", err);
+}
+
+TEST_F(pair, shutdown_wr_half_close)
+{
+	char buf[64];
+
+	ASSERT_EQ(4, send(self->cfd, "last", 4, 0));
+	ASSERT_EQ(0, shutdown(self->cfd, SHUT_WR));
+	ASSERT_EQ(4, sdp_read_full(self->sfd, buf, 4));
+	EXPECT_EQ(0, recv(self->sfd, buf, sizeof(buf), 0));
+	EXPECT_NE(0, sdp_poll1(self->sfd, POLLRDHUP, 1000) & POLLRDHUP);
+	/* the other direction still works */
+	ASSERT_EQ(6, send(self->sfd, "answer", 6, 0));
+	ASSERT_EQ(6, sdp_read_full(self->cfd, buf, 6));
+	EXPECT_EQ(0, memcmp(buf, "answer", 6));
+	ASSERT_EQ(0, shutdown(self->sfd, SHUT_WR));
+	EXPECT_EQ(0, recv(self->cfd, buf, sizeof(buf), 0));
+	EXPECT_NE(0, sdp_poll1(self->cfd, POLLHUP, 1000) & POLLHUP);
+}
+
+TEST_F(pair, shutdown_rd)
+{
+	char buf[16];
+
+	ASSERT_EQ(0, shutdown(self->sfd, SHUT_RD));
+	EXPECT_EQ(0, recv(self->sfd, buf, sizeof(buf), 0));
+	EXPECT_EQ(POLLIN | POLLOUT | POLLRDHUP,
+		  sdp_poll1(self->sfd, POLLIN | POLLOUT | POLLRDHUP, 0));
+	/* sending still works */
+	ASSERT_EQ(2, send(self->sfd, "ok", 2, 0));
+	ASSERT_EQ(2, sdp_read_full(self->cfd, buf, 2));
+}
+
+TEST_F(pair, shutdown_rdwr)
+{
+	char buf[16];
+
+	ASSERT_EQ(0, shutdown(self->cfd, SHUT_RDWR));
+	EXPECT_EQ(0, recv(self->sfd, buf, sizeof(buf), 0));
+	EXPECT_NE(0, sdp_poll1(self->cfd, POLLHUP, 1000) & POLLHUP);
+	EXPECT_EQ(-1, shutdown(self->cfd, 7));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_F(pair, eof_after_data)
+{
+	static char out[200000], in[200000];
+
+	fill(out, sizeof(out), 7);
+	ASSERT_EQ(sizeof(out), sdp_write_full(self->cfd, out, sizeof(out)));
+	close(self->cfd);
+	self->cfd = -1;
+	ASSERT_EQ(sizeof(in), sdp_read_full(self->sfd, in, sizeof(in)));
+	EXPECT_EQ(0, memcmp(out, in, sizeof(in)));
+	EXPECT_EQ(0, read(self->sfd, in, sizeof(in)));
+	EXPECT_RDMA_RX(self->sfd, sizeof(out));
+}
+
+/* close() with unread data resets the connection. */
+TEST_F(pair, close_with_unread_data_resets)
+{
+	char buf[16];
+
+	ASSERT_EQ(10, send(self->cfd, "0123456789", 10, 0));
+	ASSERT_NE(0, sdp_poll1(self->sfd, POLLIN, 5000) & POLLIN);
+	close(self->sfd);
+	self->sfd = -1;
+	ASSERT_NE(0, sdp_poll1(self->cfd, POLLIN, 5000));
+	EXPECT_EQ(-1, recv(self->cfd, buf, sizeof(buf), 0));
+	EXPECT_EQ(ECONNRESET, errno);
+	EXPECT_EQ(0, recv(self->cfd, buf, sizeof(buf), 0));
+}
+
+TEST_F(pair, so_linger_zero_resets)
+{
+	struct linger l = { .l_onoff = 1, .l_linger = 0 };
+	char buf[16];
+
+	ASSERT_EQ(0, setsockopt(self->sfd, SOL_SOCKET, SO_LINGER, &l, sizeof(l)));
+	close(self->sfd);
+	self->sfd = -1;
+	ASSERT_NE(0, sdp_poll1(self->cfd, POLLIN, 5000));
+	EXPECT_EQ(POLLIN | POLLOUT | POLLERR | POLLHUP | POLLRDHUP,
+		  sdp_poll1(self->cfd, POLLIN | POLLOUT | POLLRDHUP, 0));
+	EXPECT_EQ(-1, recv(self->cfd, buf, sizeof(buf), 0));
+	EXPECT_EQ(ECONNRESET, errno);
+}
+
+/*
+ * SO_LINGER with a timeout: close() returns once the data is delivered
+ * (well before the timeout: the data fits in the peer's buffers).
+ */
+TEST_F(pair, so_linger_timeout_delivers)
+{
+	struct linger l = { .l_onoff = 1, .l_linger = 20 };
+	static char out[30000], in[30000];
+	double t0;
+
+	fill(out, sizeof(out), 3);
+	ASSERT_EQ(0, setsockopt(self->cfd, SOL_SOCKET, SO_LINGER, &l, sizeof(l)));
+	ASSERT_EQ(sizeof(out), sdp_write_full(self->cfd, out, sizeof(out)));
+	t0 = sdp_now();
+	close(self->cfd);
+	EXPECT_GT(10.0, sdp_now() - t0);
+	self->cfd = -1;
+	ASSERT_EQ(sizeof(in), sdp_read_full(self->sfd, in, sizeof(in)));
+	EXPECT_EQ(0, memcmp(out, in, sizeof(in)));
+	EXPECT_EQ(0, read(self->sfd, in, 1));
+}
+
+static int getint(int fd, int level, int name)
+{
+	socklen_t len = sizeof(int);
+	int v = -1;
+
+	if (getsockopt(fd, level, name, &v, &len))
+		return -errno;
+	return v;
+}
+
+static int setint(int fd, int level, int name, int v)
+{
+	return setsockopt(fd, level, name, &v, sizeof(v)) ? -errno : 0;
+}
+
+TEST_F(pair, so_type_domain_protocol_acceptconn)
+{
+	EXPECT_EQ(SOCK_STREAM, getint(self->cfd, SOL_SOCKET, SO_TYPE));
+	EXPECT_EQ(IPPROTO_TCP, getint(self->cfd, SOL_SOCKET, SO_PROTOCOL));
+	EXPECT_EQ(self->family, getint(self->cfd, SOL_SOCKET, SO_DOMAIN));
+	EXPECT_EQ(self->family, getint(self->sfd, SOL_SOCKET, SO_DOMAIN));
+	EXPECT_EQ(1, getint(self->lfd, SOL_SOCKET, SO_ACCEPTCONN));
+	EXPECT_EQ(0, getint(self->cfd, SOL_SOCKET, SO_ACCEPTCONN));
+	EXPECT_EQ(0, getint(self->cfd, SOL_SOCKET, SO_ERROR));
+}
+
+TEST_F(pair, so_rcvtimeo)
+{
+	struct timeval tv = { .tv_usec = 200000 };
+	double t0;
+	char buf[4];
+
+	ASSERT_EQ(0, setsockopt(self->sfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+	t0 = sdp_now();
+	EXPECT_EQ(-1, recv(self->sfd, buf, sizeof(buf), 0));
+	EXPECT_EQ(EAGAIN, errno);
+	EXPECT_LE(0.18, sdp_now() - t0);
+}
+
+TEST_F(pair, so_sndtimeo)
+{
+	struct timeval tv = { .tv_usec = 200000 };
+	static char buf[65536];
+	double t0 = 0;
+	ssize_t n;
+	int i;
+
+	ASSERT_EQ(0, setsockopt(self->cfd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)));
+	for (i = 0; i < 100000; i++) {
+		t0 = sdp_now();
+		n = send(self->cfd, buf, sizeof(buf), 0);
+		if (n < (ssize_t)sizeof(buf))
+			break;
+	}
+	/* The send that hit the full pipe waited out the timeout. */
+	EXPECT_LE(0.18, sdp_now() - t0);
+	if (n < 0)
+		EXPECT_EQ(EAGAIN, errno);
+}
+
+TEST_F(pair, so_keepalive_and_tcp_keepidle)
+{
+	EXPECT_EQ(0, getint(self->cfd, SOL_SOCKET, SO_KEEPALIVE));
+	EXPECT_EQ(0, setint(self->cfd, SOL_SOCKET, SO_KEEPALIVE, 1));
+	EXPECT_EQ(1, getint(self->cfd, SOL_SOCKET, SO_KEEPALIVE));
+	EXPECT_EQ(0, setint(self->cfd, SOL_TCP, TCP_KEEPIDLE, 30));
+	EXPECT_EQ(30, getint(self->cfd, SOL_TCP, TCP_KEEPIDLE));
+	EXPECT_EQ(-EINVAL, setint(self->cfd, SOL_TCP, TCP_KEEPIDLE, 0));
+	EXPECT_EQ(0, setint(self->cfd, SOL_TCP, TCP_KEEPINTVL, 5));
+	EXPECT_EQ(5, getint(self->cfd, SOL_TCP, TCP_KEEPINTVL));
+	EXPECT_EQ(0, setint(self->cfd, SOL_TCP, TCP_KEEPCNT, 3));
+	EXPECT_EQ(3, getint(self->cfd, SOL_TCP, TCP_KEEPCNT));
+}
+
+TEST_F(pair, tcp_nodelay)
+{
+	char buf[4];
+
+	EXPECT_EQ(0, getint(self->cfd, SOL_TCP, TCP_NODELAY));
+	EXPECT_EQ(0, setint(self->cfd, SOL_TCP, TCP_NODELAY, 1));
+	EXPECT_EQ(1, getint(self->cfd, SOL_TCP, TCP_NODELAY));
+	/* small writes go at once with NODELAY */
+	ASSERT_EQ(1, send(self->cfd, "a", 1, 0));
+	ASSERT_EQ(1, send(self->cfd, "b", 1, 0));
+	ASSERT_EQ(2, recv(self->sfd, buf, 2, MSG_WAITALL));
+}
+
+TEST_F(pair, tcp_cork)
+{
+	char buf[16];
+
+	EXPECT_EQ(0, setint(self->cfd, SOL_TCP, TCP_CORK, 1));
+	EXPECT_EQ(1, getint(self->cfd, SOL_TCP, TCP_CORK));
+	/* The first small write with nothing in flight waits while corked. */
+	ASSERT_EQ(5, send(self->cfd, "corky", 5, 0));
+	EXPECT_EQ(0, sdp_poll1(self->sfd, POLLIN, 50));
+	EXPECT_EQ(0, setint(self->cfd, SOL_TCP, TCP_CORK, 0));
+	ASSERT_NE(0, sdp_poll1(self->sfd, POLLIN, 2000) & POLLIN);
+	EXPECT_EQ(5, recv(self->sfd, buf, sizeof(buf), 0));
+}
+
+TEST_F(pair, cork_expires)
+{
+	char buf[16];
+	double t0 = sdp_now();
+
+	EXPECT_EQ(0, setint(self->cfd, SOL_TCP, TCP_CORK, 1));
+	ASSERT_EQ(3, send(self->cfd, "abc", 3, 0));
+	/* TCP holds corked data 200 ms at most. */
+	ASSERT_NE(0, sdp_poll1(self->sfd, POLLIN, 3000) & POLLIN);
+	EXPECT_LE(0.15, sdp_now() - t0);
+	EXPECT_EQ(3, recv(self->sfd, buf, sizeof(buf), 0));
+}
+
+TEST_F(pair, msg_more)
+{
+	char buf[16];
+
+	ASSERT_EQ(3, send(self->cfd, "abc", 3, MSG_MORE));
+	EXPECT_EQ(0, sdp_poll1(self->sfd, POLLIN, 50));
+	ASSERT_EQ(3, send(self->cfd, "def", 3, 0));
+	ASSERT_EQ(6, recv(self->sfd, buf, 6, MSG_WAITALL));
+	EXPECT_EQ(0, memcmp(buf, "abcdef", 6));
+}
+
+TEST_F(pair, tcp_maxseg_positive)
+{
+	EXPECT_LT(0, getint(self->cfd, SOL_TCP, TCP_MAXSEG));
+	EXPECT_LT(0, getint(self->sfd, SOL_TCP, TCP_MAXSEG));
+}
+
+TEST_F(pair, tcp_info_state)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	ASSERT_EQ(0, getsockopt(self->cfd, SOL_TCP, TCP_INFO, &ti, &len));
+	EXPECT_EQ(TCP_ESTABLISHED, ti.tcpi_state);
+	ASSERT_EQ(0, getsockopt(self->lfd, SOL_TCP, TCP_INFO, &ti, &len));
+	EXPECT_EQ(TCP_LISTEN, ti.tcpi_state);
+}
+
+TEST_F(pair, fionread_siocinq_siocoutq)
+{
+	int v = -1;
+
+	ASSERT_EQ(0, ioctl(self->sfd, FIONREAD, &v));
+	EXPECT_EQ(0, v);
+	ASSERT_EQ(100, send(self->cfd, "0123456789012345678901234567890123456789"
+			    "0123456789012345678901234567890123456789"
+			    "01234567890123456789", 100, 0));
+	for (int i = 0; i < 100 && v != 100; i++) {
+		usleep(10000);
+		ASSERT_EQ(0, ioctl(self->sfd, FIONREAD, &v));
+	}
+	EXPECT_EQ(100, v);
+	ASSERT_EQ(0, ioctl(self->sfd, SIOCINQ, &v));
+	EXPECT_EQ(100, v);
+	for (int i = 0; i < 100; i++) {
+		ASSERT_EQ(0, ioctl(self->cfd, SIOCOUTQ, &v));
+		if (!v)
+			break;
+		usleep(10000);
+	}
+	EXPECT_EQ(0, v);
+	EXPECT_EQ(-1, ioctl(self->lfd, SIOCINQ, &v));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_F(pair, getsockname_getpeername)
+{
+	struct sockaddr_storage a, b, l;
+	socklen_t alen = sizeof(a), blen = sizeof(b), llen = sizeof(l);
+	int fam = strchr(variant->ip, ':') ? AF_INET6 : AF_INET;
+
+	ASSERT_EQ(0, getsockname(self->cfd, (struct sockaddr *)&a, &alen));
+	ASSERT_EQ(0, getpeername(self->sfd, (struct sockaddr *)&b, &blen));
+	EXPECT_EQ(fam, a.ss_family);
+	EXPECT_EQ(fam, b.ss_family);
+	EXPECT_EQ(alen, blen);
+	EXPECT_EQ(0, memcmp(&a, &b, alen));
+	ASSERT_EQ(0, getpeername(self->cfd, (struct sockaddr *)&a, &alen));
+	ASSERT_EQ(0, getsockname(self->lfd, (struct sockaddr *)&l, &llen));
+	EXPECT_EQ(sdp_port(&l), sdp_port(&a));
+	EXPECT_NE(0, sdp_port(&b));
+}
+
+TEST_F(pair, poll_select_epoll_level)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT | EPOLLRDHUP };
+	struct timeval tv = {};
+	fd_set rd;
+	int ep;
+
+	ep = epoll_create1(0);
+	ASSERT_LE(0, ep);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, self->sfd, &ev));
+	ASSERT_EQ(1, epoll_wait(ep, &ev, 1, 1000));
+	EXPECT_EQ(EPOLLOUT, ev.events);
+	FD_ZERO(&rd);
+	FD_SET(self->sfd, &rd);
+	EXPECT_EQ(0, select(self->sfd + 1, &rd, NULL, NULL, &tv));
+
+	ASSERT_EQ(1, send(self->cfd, "x", 1, 0));
+	ASSERT_EQ(1, epoll_wait(ep, &ev, 1, 5000));
+	for (int i = 0; i < 100 && !(ev.events & EPOLLIN); i++)
+		ASSERT_EQ(1, epoll_wait(ep, &ev, 1, 50));
+	EXPECT_EQ(EPOLLIN | EPOLLOUT, ev.events);
+	FD_SET(self->sfd, &rd);
+	tv.tv_sec = 1;
+	EXPECT_EQ(1, select(self->sfd + 1, &rd, NULL, NULL, &tv));
+
+	ASSERT_EQ(0, shutdown(self->cfd, SHUT_WR));
+	for (int i = 0; i < 100 && !(ev.events & EPOLLRDHUP); i++)
+		ASSERT_EQ(1, epoll_wait(ep, &ev, 1, 50));
+	EXPECT_EQ(EPOLLIN | EPOLLOUT | EPOLLRDHUP, ev.events);
+	ASSERT_EQ(0, shutdown(self->sfd, SHUT_WR));
+	for (int i = 0; i < 100 && !(ev.events & EPOLLHUP); i++)
+		ASSERT_EQ(1, epoll_wait(ep, &ev, 1, 50));
+	EXPECT_EQ(EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLHUP, ev.events);
+	close(ep);
+}
+
+TEST_F(pair, epoll_edge_triggered)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET };
+	int ep = epoll_create1(0);
+	char buf[16];
+
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, self->sfd, &ev));
+	ASSERT_EQ(1, send(self->cfd, "a", 1, 0));
+	ASSERT_EQ(1, epoll_wait(ep, &ev, 1, 5000));
+	EXPECT_EQ(EPOLLIN, ev.events);
+	/* no new data, no new edge */
+	EXPECT_EQ(0, epoll_wait(ep, &ev, 1, 100));
+	ASSERT_EQ(1, send(self->cfd, "b", 1, 0));
+	ASSERT_EQ(1, epoll_wait(ep, &ev, 1, 5000));
+	EXPECT_EQ(2, recv(self->sfd, buf, 2, MSG_WAITALL));
+	close(ep);
+}
+
+/* A waiter already asleep in epoll_wait() wakes when data arrives. */
+struct delayed_send {
+	int fd;
+	int ms;
+};
+
+static void *delayed_send(void *arg)
+{
+	struct delayed_send *d = arg;
+
+	usleep(d->ms * 1000);
+	send(d->fd, "z", 1, MSG_NOSIGNAL);
+	return NULL;
+}
+
+TEST_F(pair, epoll_wakes_sleeping_waiter)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET };
+	struct delayed_send d = { .fd = self->cfd, .ms = 200 };
+	int ep = epoll_create1(0);
+	pthread_t t;
+
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, self->sfd, &ev));
+	ASSERT_EQ(0, pthread_create(&t, NULL, delayed_send, &d));
+	EXPECT_EQ(1, epoll_wait(ep, &ev, 1, 5000));
+	pthread_join(t, NULL);
+	close(ep);
+}
+
+TEST_F(pair, epollerr_on_reset)
+{
+	struct linger l = { .l_onoff = 1, .l_linger = 0 };
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP };
+	int ep = epoll_create1(0);
+
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, self->cfd, &ev));
+	ASSERT_EQ(0, setsockopt(self->sfd, SOL_SOCKET, SO_LINGER, &l, sizeof(l)));
+	close(self->sfd);
+	self->sfd = -1;
+	ASSERT_EQ(1, epoll_wait(ep, &ev, 1, 5000));
+	EXPECT_EQ(EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR, ev.events);
+	EXPECT_EQ(ECONNRESET, getint(self->cfd, SOL_SOCKET, SO_ERROR));
+	EXPECT_EQ(0, getint(self->cfd, SOL_SOCKET, SO_ERROR));
+	close(ep);
+}
+
+TEST_F(pair, fork_inherits)
+{
+	char buf[32];
+	pid_t pid = fork();
+
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		send(self->cfd, "from child", 10, 0);
+		_exit(0);
+	}
+	ASSERT_EQ(10, sdp_read_full(self->sfd, buf, 10));
+	EXPECT_EQ(0, memcmp(buf, "from child", 10));
+	waitpid(pid, NULL, 0);
+	/* the parent's descriptor still works */
+	ASSERT_EQ(2, send(self->cfd, "ok", 2, 0));
+	ASSERT_EQ(2, sdp_read_full(self->sfd, buf, 2));
+}
+
+TEST_F(pair, exec_inherits)
+{
+	char buf[32];
+	int status;
+	pid_t pid = fork();
+
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		dup2(self->cfd, 9);
+		execl("/bin/sh", "sh", "-c", "printf exec >&9", (char *)NULL);
+		_exit(127);
+	}
+	ASSERT_EQ(4, sdp_read_full(self->sfd, buf, 4));
+	EXPECT_EQ(0, memcmp(buf, "exec", 4));
+	waitpid(pid, &status, 0);
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+TEST_F(pair, scm_rights)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = {}, buf[16], one = 'x';
+	struct iovec iov = { .iov_base = &one, .iov_len = 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+	int sv[2];
+	pid_t pid;
+
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int fd;
+
+		close(sv[0]);
+		close(self->cfd);
+		if (recvmsg(sv[1], &msg, 0) != 1)
+			_exit(1);
+		cm = CMSG_FIRSTHDR(&msg);
+		memcpy(&fd, CMSG_DATA(cm), sizeof(fd));
+		_exit(send(fd, "passed", 6, 0) == 6 ? 0 : 2);
+	}
+	close(sv[1]);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &self->cfd, sizeof(int));
+	ASSERT_EQ(1, sendmsg(sv[0], &msg, 0));
+	ASSERT_EQ(6, sdp_read_full(self->sfd, buf, 6));
+	EXPECT_EQ(0, memcmp(buf, "passed", 6));
+	close(sv[0]);
+	waitpid(pid, NULL, 0);
+}
+
+/* Many threads on one socket: every byte arrives exactly once. */
+#define T_THREADS	4
+#define T_RECORDS	200
+#define T_RECLEN	1000
+
+static void *record_writer(void *arg)
+{
+	int fd = *(int *)arg;
+	char rec[T_RECLEN];
+	int i;
+
+	memset(rec, 1, sizeof(rec));
+	for (i = 0; i < T_RECORDS; i++)
+		if (sdp_write_full(fd, rec, sizeof(rec)) != sizeof(rec))
+			break;
+	return NULL;
+}
+
+struct reader_sum {
+	int fd;
+	long long bytes;
+};
+
+static void *summing_reader(void *arg)
+{
+	struct reader_sum *r = arg;
+	char buf[3000];
+	ssize_t n;
+
+	while ((n = recv(r->fd, buf, sizeof(buf), 0)) > 0)
+		for (ssize_t i = 0; i < n; i++)
+			r->bytes += buf[i];
+	return NULL;
+}
+
+TEST_F(pair, many_threads_one_socket)
+{
+	pthread_t w[T_THREADS], r[2];
+	struct reader_sum rs[2] = { { .fd = self->sfd }, { .fd = self->sfd } };
+	int i;
+
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_create(&r[i], NULL, summing_reader, &rs[i]));
+	for (i = 0; i < T_THREADS; i++)
+		ASSERT_EQ(0, pthread_create(&w[i], NULL, record_writer, &self->cfd));
+	for (i = 0; i < T_THREADS; i++)
+		pthread_join(w[i], NULL);
+	shutdown(self->cfd, SHUT_WR);
+	for (i = 0; i < 2; i++)
+		pthread_join(r[i], NULL);
+	EXPECT_EQ((long long)T_THREADS * T_RECORDS * T_RECLEN, rs[0].bytes + rs[1].bytes);
+	EXPECT_RDMA_RX(self->sfd, T_THREADS * T_RECORDS * T_RECLEN);
+}
+
+static void on_alarm(int sig)
+{
+}
+
+static void arm_alarm(int restart, int ms)
+{
+	struct sigaction sa = { .sa_handler = on_alarm, .sa_flags = restart };
+	struct itimerval it = { .it_value = { .tv_usec = ms * 1000 } };
+
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+TEST_F(pair, signal_interrupts_recv)
+{
+	char buf[4];
+
+	arm_alarm(0, 100);
+	EXPECT_EQ(-1, recv(self->sfd, buf, sizeof(buf), 0));
+	EXPECT_EQ(EINTR, errno);
+}
+
+TEST_F(pair, signal_restarts_recv)
+{
+	struct delayed_send d = { .fd = self->cfd, .ms = 400 };
+	pthread_t t;
+	char buf[4];
+
+	ASSERT_EQ(0, pthread_create(&t, NULL, delayed_send, &d));
+	arm_alarm(SA_RESTART, 100);
+	EXPECT_EQ(1, recv(self->sfd, buf, sizeof(buf), 0));
+	pthread_join(t, NULL);
+}
+
+TEST_F(pair, signal_interrupts_accept)
+{
+	arm_alarm(0, 100);
+	EXPECT_EQ(-1, accept(self->lfd, NULL, NULL));
+	EXPECT_EQ(EINTR, errno);
+}
+
+TEST_F(pair, accept4_flags)
+{
+	int fd, nb;
+
+	fd = sdp_connect(self->family, &self->addr, self->alen);
+	ASSERT_LE(0, fd);
+	nb = accept4(self->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	ASSERT_LE(0, nb);
+	EXPECT_TRUE(fcntl(nb, F_GETFL) & O_NONBLOCK);
+	EXPECT_TRUE(fcntl(nb, F_GETFD) & FD_CLOEXEC);
+	if (variant->sdp)
+		EXPECT_EQ(SDP_TRANSPORT_RDMA, sdp_transport(nb));
+	close(nb);
+	close(fd);
+	/* nothing pending */
+	ASSERT_EQ(0, fcntl(self->lfd, F_SETFL, O_NONBLOCK));
+	EXPECT_EQ(-1, accept(self->lfd, NULL, NULL));
+	EXPECT_EQ(EAGAIN, errno);
+	EXPECT_EQ(-1, accept(self->cfd, NULL, NULL));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_F(pair, connect_again_eisconn)
+{
+	EXPECT_EQ(-1, connect(self->cfd, (struct sockaddr *)&self->addr, self->alen));
+	EXPECT_EQ(EISCONN, errno);
+	EXPECT_EQ(-1, listen(self->cfd, 1));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_F(pair, sockbuf_sizes)
+{
+	EXPECT_EQ(0, setint(self->cfd, SOL_SOCKET, SO_RCVBUF, 65536));
+	EXPECT_EQ(131072, getint(self->cfd, SOL_SOCKET, SO_RCVBUF));
+	EXPECT_EQ(0, setint(self->cfd, SOL_SOCKET, SO_SNDBUF, 32768));
+	EXPECT_EQ(65536, getint(self->cfd, SOL_SOCKET, SO_SNDBUF));
+}
+
+/* Sockets on their own: bind, listen, connect. */
+FIXTURE(sock) {
+	int family;
+	const char *ip;
+};
+
+FIXTURE_VARIANT(sock) {
+	bool sdp;
+	const char *ip;
+};
+
+FIXTURE_VARIANT_ADD(sock, tcp4) { .sdp = false, .ip = SDP_A };
+FIXTURE_VARIANT_ADD(sock, sdp4) { .sdp = true, .ip = SDP_A };
+FIXTURE_VARIANT_ADD(sock, tcp6) { .sdp = false, .ip = SDP_A6 };
+FIXTURE_VARIANT_ADD(sock, sdp6) { .sdp = true, .ip = SDP_A6 };
+
+FIXTURE_SETUP(sock)
+{
+	self->family = variant_family(variant->sdp, variant->ip);
+	self->ip = variant->ip;
+}
+
+FIXTURE_TEARDOWN(sock)
+{
+}
+
+TEST_F(sock, bind_port0_is_ephemeral)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sdp_addr(&ss, self->ip, 0);
+	int fd = socket(self->family, SOCK_STREAM, 0);
+
+	ASSERT_EQ(0, bind(fd, (struct sockaddr *)&ss, len));
+	ASSERT_EQ(0, getsockname(fd, (struct sockaddr *)&ss, &len));
+	EXPECT_NE(0, sdp_port(&ss));
+	EXPECT_EQ(strchr(self->ip, ':') ? AF_INET6 : AF_INET, ss.ss_family);
+	EXPECT_EQ(-1, bind(fd, (struct sockaddr *)&ss, len));
+	EXPECT_EQ(EINVAL, errno);
+	close(fd);
+}
+
+/* The port space is TCP's: a TCP or an SDP holder blocks the port. */
+TEST_F(sock, bind_eaddrinuse_against_tcp_and_sdp)
+{
+	int tcp_family = strchr(self->ip, ':') ? AF_INET6 : AF_INET;
+	int holders[2] = { tcp_family, sdp_family() };
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		int h = sdp_listener(holders[i], self->ip, 1, &ss, &len);
+		int fd = socket(self->family, SOCK_STREAM, 0);
+
+		ASSERT_LE(0, h);
+		EXPECT_EQ(-1, bind(fd, (struct sockaddr *)&ss, len));
+		EXPECT_EQ(EADDRINUSE, errno);
+		close(fd);
+		close(h);
+		/* freed at close */
+		fd = socket(self->family, SOCK_STREAM, 0);
+		EXPECT_EQ(0, bind(fd, (struct sockaddr *)&ss, len));
+		close(fd);
+	}
+}
+
+TEST_F(sock, so_reuseaddr)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int a, b, one = 1;
+
+	a = socket(self->family, SOCK_STREAM, 0);
+	b = socket(self->family, SOCK_STREAM, 0);
+	len = sdp_addr(&ss, self->ip, 0);
+	ASSERT_EQ(0, setsockopt(a, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)));
+	ASSERT_EQ(0, setsockopt(b, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)));
+	ASSERT_EQ(0, bind(a, (struct sockaddr *)&ss, len));
+	ASSERT_EQ(0, getsockname(a, (struct sockaddr *)&ss, &len));
+	/* both bound, none listening: allowed with SO_REUSEADDR */
+	EXPECT_EQ(0, bind(b, (struct sockaddr *)&ss, len));
+	close(b);
+	ASSERT_EQ(0, listen(a, 1));
+	b = socket(self->family, SOCK_STREAM, 0);
+	ASSERT_EQ(0, setsockopt(b, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)));
+	EXPECT_EQ(-1, bind(b, (struct sockaddr *)&ss, len));
+	EXPECT_EQ(EADDRINUSE, errno);
+	close(b);
+	close(a);
+}
+
+TEST_F(sock, privileged_port_needs_capability)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sdp_addr(&ss, self->ip, 99);
+	int status, fd;
+	pid_t pid = fork();
+
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		fd = socket(self->family, SOCK_STREAM, 0);
+		if (setuid(65534))
+			_exit(3);
+		_exit(bind(fd, (struct sockaddr *)&ss, len) == -1 && errno == EACCES ? 0 : 1);
+	}
+	waitpid(pid, &status, 0);
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	fd = socket(self->family, SOCK_STREAM, 0);
+	EXPECT_EQ(0, bind(fd, (struct sockaddr *)&ss, len));
+	close(fd);
+}
+
+/* A port nobody listens on (bound, not listening, then freed). */
+static socklen_t dead_port(int family, const char *ip, struct sockaddr_storage *ss)
+{
+	socklen_t len = sdp_addr(ss, ip, 0);
+	int fd = socket(family, SOCK_STREAM, 0);
+
+	bind(fd, (struct sockaddr *)ss, len);
+	getsockname(fd, (struct sockaddr *)ss, &len);
+	close(fd);
+	return len;
+}
+
+TEST_F(sock, connect_refused)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = dead_port(self->family, self->ip, &ss);
+	int fd = socket(self->family, SOCK_STREAM, 0);
+
+	EXPECT_EQ(-1, connect(fd, (struct sockaddr *)&ss, len));
+	EXPECT_EQ(ECONNREFUSED, errno);
+	/* the socket can try again */
+	EXPECT_EQ(-1, connect(fd, (struct sockaddr *)&ss, len));
+	EXPECT_EQ(ECONNREFUSED, errno);
+	close(fd);
+}
+
+TEST_F(sock, connect_nonblocking_refused)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = dead_port(self->family, self->ip, &ss);
+	int fd = socket(self->family, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	int r;
+
+	r = connect(fd, (struct sockaddr *)&ss, len);
+	if (r == -1 && errno == EINPROGRESS) {
+		ASSERT_NE(0, sdp_poll1(fd, POLLOUT, 10000));
+		EXPECT_EQ(POLLOUT | POLLERR | POLLHUP, sdp_poll1(fd, POLLOUT, 0));
+		EXPECT_EQ(ECONNREFUSED, getint(fd, SOL_SOCKET, SO_ERROR));
+	} else {
+		EXPECT_EQ(-1, r);
+		EXPECT_EQ(ECONNREFUSED, errno);
+	}
+	close(fd);
+}
+
+TEST_F(sock, connect_nonblocking)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int l = sdp_listener(self->family, self->ip, 4, &ss, &len);
+	int fd = socket(self->family, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	int r, a;
+
+	ASSERT_LE(0, l);
+	r = connect(fd, (struct sockaddr *)&ss, len);
+	EXPECT_TRUE(r == 0 || errno == EINPROGRESS);
+	ASSERT_NE(0, sdp_poll1(fd, POLLOUT, 10000) & POLLOUT);
+	EXPECT_EQ(0, getint(fd, SOL_SOCKET, SO_ERROR));
+	/* The first call after the connection completed reports success. */
+	EXPECT_EQ(0, connect(fd, (struct sockaddr *)&ss, len));
+	EXPECT_EQ(-1, connect(fd, (struct sockaddr *)&ss, len));
+	EXPECT_EQ(EISCONN, errno);
+	a = accept(l, NULL, NULL);
+	ASSERT_LE(0, a);
+	EXPECT_EQ(2, send(fd, "hi", 2, 0));
+	EXPECT_EQ(2, recv(a, &r, 2, MSG_WAITALL));
+	if (variant->sdp)
+		EXPECT_EQ(SDP_TRANSPORT_RDMA, sdp_transport(fd));
+	close(a);
+	close(fd);
+	close(l);
+}
+
+TEST_F(sock, unconnected_calls)
+{
+	int fd = socket(self->family, SOCK_STREAM, 0);
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	char buf[4];
+
+	EXPECT_EQ(-1, recv(fd, buf, sizeof(buf), 0));
+	EXPECT_EQ(ENOTCONN, errno);
+	EXPECT_EQ(-1, send(fd, "x", 1, MSG_NOSIGNAL));
+	EXPECT_EQ(EPIPE, errno);
+	EXPECT_EQ(-1, getpeername(fd, (struct sockaddr *)&ss, &len));
+	EXPECT_EQ(ENOTCONN, errno);
+	EXPECT_EQ(POLLOUT | POLLHUP, sdp_poll1(fd, POLLIN | POLLOUT, 0));
+	/* ENOTCONN, and yet the socket is shut down both ways. */
+	EXPECT_EQ(-1, shutdown(fd, SHUT_RDWR));
+	EXPECT_EQ(ENOTCONN, errno);
+	EXPECT_EQ(POLLIN | POLLOUT | POLLHUP, sdp_poll1(fd, POLLIN | POLLOUT, 0));
+	EXPECT_EQ(-1, accept(fd, NULL, NULL));
+	EXPECT_EQ(EINVAL, errno);
+	close(fd);
+}
+
+TEST_F(sock, connect_bad_address)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sdp_addr(&ss, self->ip, 9);
+	int fd = socket(self->family, SOCK_STREAM, 0);
+
+	EXPECT_EQ(-1, connect(fd, (struct sockaddr *)&ss, 1));
+	EXPECT_EQ(EINVAL, errno);
+	((struct sockaddr *)&ss)->sa_family = AF_APPLETALK;
+	EXPECT_EQ(-1, connect(fd, (struct sockaddr *)&ss, len));
+	EXPECT_EQ(EAFNOSUPPORT, errno);
+	close(fd);
+}
+
+/* listen(backlog): the queue holds backlog + 1; the rest wait, none are lost. */
+TEST_F(sock, listen_backlog)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int l = sdp_listener(self->family, self->ip, 1, &ss, &len);
+	int c[4], a[4], n = 0, i;
+
+	ASSERT_LE(0, l);
+	for (i = 0; i < 4; i++) {
+		c[i] = socket(self->family, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		connect(c[i], (struct sockaddr *)&ss, len);
+	}
+	usleep(1500000);
+	ASSERT_EQ(0, fcntl(l, F_SETFL, O_NONBLOCK));
+	while (n < 4 && (a[n] = accept(l, NULL, NULL)) >= 0)
+		n++;
+	EXPECT_EQ(2, n);
+	ASSERT_EQ(0, fcntl(l, F_SETFL, 0));
+	while (n < 4) {
+		a[n] = accept(l, NULL, NULL);
+		ASSERT_LE(0, a[n]);
+		n++;
+	}
+	for (i = 0; i < 4; i++) {
+		ASSERT_NE(0, sdp_poll1(c[i], POLLOUT, 10000) & POLLOUT);
+		EXPECT_EQ(0, getint(c[i], SOL_SOCKET, SO_ERROR));
+		EXPECT_EQ(1, send(a[i], "k", 1, 0));
+	}
+	for (i = 0; i < 4; i++) {
+		char b;
+
+		ASSERT_NE(0, sdp_poll1(c[i], POLLIN, 10000) & POLLIN);
+		EXPECT_EQ(1, recv(c[i], &b, 1, 0));
+		close(c[i]);
+		close(a[i]);
+	}
+	close(l);
+}
+
+TEST_F(sock, tcp_maxseg_before_connect)
+{
+	int fd = socket(self->family, SOCK_STREAM, 0);
+
+	EXPECT_EQ(0, setint(fd, SOL_TCP, TCP_MAXSEG, 1000));
+	EXPECT_EQ(1000, getint(fd, SOL_TCP, TCP_MAXSEG));
+	EXPECT_EQ(-EINVAL, setint(fd, SOL_TCP, TCP_MAXSEG, 10));
+	close(fd);
+}
+
+TEST_F(sock, ipv6_v6only)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int fd, c;
+
+	if (!strchr(self->ip, ':'))
+		SKIP(return, "IPv6 only");
+	fd = socket(self->family, SOCK_STREAM, 0);
+	ASSERT_EQ(0, setint(fd, SOL_IPV6, IPV6_V6ONLY, 1));
+	EXPECT_EQ(1, getint(fd, SOL_IPV6, IPV6_V6ONLY));
+	len = sdp_addr(&ss, "::", 0);
+	ASSERT_EQ(0, bind(fd, (struct sockaddr *)&ss, len));
+	ASSERT_EQ(0, listen(fd, 1));
+	ASSERT_EQ(0, getsockname(fd, (struct sockaddr *)&ss, &len));
+	/* a v4-mapped destination is unreachable from a v6-only socket */
+	c = socket(self->family, SOCK_STREAM, 0);
+	ASSERT_EQ(0, setint(c, SOL_IPV6, IPV6_V6ONLY, 1));
+	len = sdp_addr(&ss, "::ffff:198.18.0.1", sdp_port(&ss));
+	EXPECT_EQ(-1, connect(c, (struct sockaddr *)&ss, len));
+	EXPECT_EQ(ENETUNREACH, errno);
+	close(c);
+	close(fd);
+}
+
+/* A dual-stack listener takes IPv4 clients and shows them v4-mapped. */
+TEST_F(sock, ipv6_dual_stack_v4_client)
+{
+	struct sockaddr_storage ss, peer;
+	socklen_t len, plen = sizeof(peer);
+	int v4 = self->family == AF_INET6 ? AF_INET : self->family;
+	int l, c, a;
+	char text[64];
+
+	if (!strchr(self->ip, ':'))
+		SKIP(return, "IPv6 only");
+	l = socket(self->family, SOCK_STREAM, 0);
+	ASSERT_EQ(0, setint(l, SOL_IPV6, IPV6_V6ONLY, 0));
+	len = sdp_addr(&ss, "::", 0);
+	ASSERT_EQ(0, bind(l, (struct sockaddr *)&ss, len));
+	ASSERT_EQ(0, listen(l, 4));
+	ASSERT_EQ(0, getsockname(l, (struct sockaddr *)&ss, &len));
+	len = sdp_addr(&ss, SDP_A, sdp_port(&ss));
+	c = sdp_connect(v4, &ss, len);
+	ASSERT_LE(0, c) TH_LOG("connect: %s", strerror(errno));
+	a = accept(l, (struct sockaddr *)&peer, &plen);
+	ASSERT_LE(0, a);
+	ASSERT_EQ(AF_INET6, peer.ss_family);
+	inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&peer)->sin6_addr, text, sizeof(text));
+	EXPECT_STREQ("::ffff:198.18.0.1", text);
+	EXPECT_EQ(1, send(c, "4", 1, 0));
+	EXPECT_EQ(1, recv(a, text, 1, 0));
+	if (self->family != AF_INET6)
+		EXPECT_EQ(SDP_TRANSPORT_RDMA, sdp_transport(a));
+	close(a);
+	close(c);
+	close(l);
+}
+
+TEST_HARNESS_MAIN
