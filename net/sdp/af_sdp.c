@@ -168,12 +168,16 @@ static int sdp_listen(struct socket *sock, int backlog)
 {
 	struct sock *sk = sock->sk;
 	struct sdp_sock *ssk = sdp_sk(sk);
+	bool cm_failed = false;
 	int err = -EINVAL;
 
 	lock_sock(sk);
 	if (sock->state != SS_UNCONNECTED ||
-	    !((1 << sk->sk_state) & (TCPF_CLOSE | TCPF_LISTEN)))
+	    !((1 << sk->sk_state) & (TCPF_CLOSE | TCPF_LISTEN)) ||
+	    test_bit(SDP_F_STOPPING, &ssk->flags))
 		goto out;
+	if (sk->sk_state == TCP_CLOSE)
+		sdp_rdma_reset(ssk);
 	sdp_tcp_sync(ssk);
 	err = kernel_listen(ssk->tcp, backlog);
 	if (err)
@@ -181,17 +185,18 @@ static int sdp_listen(struct socket *sock, int backlog)
 	WRITE_ONCE(sk->sk_max_ack_backlog, backlog);
 	if (sk->sk_state != TCP_LISTEN) {
 		/* Without an RDMA device here the listener serves TCP only. */
-		if (sdp_cm_listen(ssk))
+		cm_failed = sdp_cm_listen(ssk);
+		if (cm_failed)
 			SDP_INC_STATS(sock_net(sk), SDP_MIB_LISTEN_NO_RDMA);
 		sdp_set_state(sk, TCP_LISTEN);
-	} else if (!list_empty(&ssk->held_q)) {
-		sock_hold(sk);
-		if (!queue_work(sdp_listen_wq, &ssk->accept_work))
-			sock_put(sk);
+	} else {
+		sdp_accept_kick(ssk);
 	}
-	err = 0;
 out:
 	release_sock(sk);
+	/* Requests may already wait on a half-failed id: destroy unlocked. */
+	if (cm_failed)
+		sdp_cm_destroy(ssk);
 	return err;
 }
 
@@ -200,7 +205,7 @@ static int sdp_accept(struct socket *sock, struct socket *newsock, int flags,
 {
 	struct sock *sk = sock->sk;
 	struct sdp_sock *ssk = sdp_sk(sk);
-	struct sdp_sock *child, *parent;
+	struct sdp_sock *child;
 	struct sock *csk;
 	long timeo;
 	int err;
@@ -210,7 +215,7 @@ static int sdp_accept(struct socket *sock, struct socket *newsock, int flags,
 	if (sk->sk_state != TCP_LISTEN)
 		goto out;
 	timeo = sock_rcvtimeo(sk, flags & O_NONBLOCK);
-	while (list_empty(&ssk->accept_q)) {
+	while (!(child = sdp_accept_dequeue(ssk))) {
 		DEFINE_WAIT_FUNC(wait, woken_wake_function);
 
 		err = -EAGAIN;
@@ -227,14 +232,6 @@ static int sdp_accept(struct socket *sock, struct socket *newsock, int flags,
 		if (sk->sk_state != TCP_LISTEN)
 			goto out;
 	}
-	child = list_first_entry(&ssk->accept_q, struct sdp_sock, child);
-	list_del_init(&child->child);
-	sk_acceptq_removed(sk);
-	if (!list_empty(&ssk->held_q)) {
-		sock_hold(sk);
-		if (!queue_work(sdp_listen_wq, &ssk->accept_work))
-			sock_put(sk);
-	}
 	release_sock(sk);
 
 	csk = &child->sk;
@@ -242,10 +239,7 @@ static int sdp_accept(struct socket *sock, struct socket *newsock, int flags,
 	sock_graft(csk, newsock);
 	newsock->ops = &sdp_proto_ops;
 	newsock->state = SS_CONNECTED;
-	parent = child->parent;
-	child->parent = NULL;
 	release_sock(csk);
-	sock_put(&parent->sk);
 	return 0;
 out:
 	release_sock(sk);
@@ -268,21 +262,24 @@ static long sdp_wait_for_connect(struct sock *sk, long timeo)
 	return timeo;
 }
 
-/* Forget a previous attempt's RDMA state before connecting again. */
-static void sdp_connect_reset(struct sdp_sock *ssk)
+/*
+ * Forget a previous connection's RDMA state before connecting or listening
+ * again. Drops the lock meanwhile: callers claim the socket first.
+ */
+void sdp_rdma_reset(struct sdp_sock *ssk)
 {
 	struct sock *sk = &ssk->sk;
 
-	if (!ssk->id && !ssk->conn)
-		return;
 	sdp_conn_free(ssk);
 	release_sock(sk);
 	flush_work(&ssk->teardown_work);
 	sdp_cm_destroy(ssk);
 	lock_sock(sk);
-	ssk->flags = 0;
+	ssk->flags &= BIT(SDP_F_DEFERRED);
+	ssk->transport = SDP_TRANSPORT_NONE;
 	sock_reset_flag(sk, SOCK_DONE);
 	memset(&ssk->saddr, 0, sizeof(ssk->saddr));
+	memset(&ssk->daddr, 0, sizeof(ssk->daddr));
 }
 
 /* __inet_stream_connect(): the same sock->state machine and errnos. */
@@ -321,16 +318,25 @@ static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int addr_len
 		err = sdp_addr_from_user(ssk, uaddr, addr_len, &dst, true);
 		if (err < 0)
 			goto out;
-		sdp_connect_reset(ssk);
+		/* Claimed: concurrent connect() calls now see EALREADY. */
+		sock->state = SS_CONNECTING;
+		sdp_set_state(sk, TCP_SYN_SENT);
+		sdp_rdma_reset(ssk);
+		if (sk->sk_state != TCP_SYN_SENT) {
+			/* Disconnected meanwhile (shutdown, connect(AF_UNSPEC)). */
+			sock->state = SS_UNCONNECTED;
+			err = -ECONNABORTED;
+			goto out;
+		}
 		WRITE_ONCE(sk->sk_shutdown, 0);
 		sk->sk_err = 0;
-		sdp_set_state(sk, TCP_SYN_SENT);
+		sdp_tcp_sync(ssk);
 		err = sdp_cm_connect(ssk, &dst);
 		if (err) {
 			sdp_set_state(sk, TCP_CLOSE);
+			sock->state = SS_UNCONNECTED;
 			goto out;
 		}
-		sock->state = SS_CONNECTING;
 		err = -EINPROGRESS;
 		break;
 	}
@@ -455,7 +461,11 @@ static int sdp_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
 		answ = 0;
 		break;
 	default:
-		return ssk->tcp->ops->ioctl(ssk->tcp, cmd, arg);
+		/* Under our lock: the native socket may be replaced meanwhile. */
+		lock_sock(sk);
+		answ = ssk->tcp->ops->ioctl(ssk->tcp, cmd, arg);
+		release_sock(sk);
+		return answ;
 	}
 	return put_user(answ, (int __user *)arg);
 }

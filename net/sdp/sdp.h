@@ -133,8 +133,6 @@ struct sdp_conn {
 	u32			tx_mseq_acked;	/* last of ours the peer processed */
 	u16			tx_bufs;	/* the peer's latest bufs */
 	u16			peer_max_bufs;	/* the peer's bufs in its Hello */
-	bool			tx_over;	/* sent a control message on the spare */
-	u32			tx_over_mseq;	/* ... with this mseq */
 	u32			rx_mseq;	/* last mseq we received */
 	u16			rx_adv;		/* bufs we last advertised */
 	u32			rx_mseq_adv;	/* rx_mseq when we did */
@@ -152,7 +150,19 @@ enum {
 	SDP_F_FIN_TIMEOUT,	/* an orphan lingered too long */
 	SDP_F_CM_GONE,		/* the QP was disconnected (by us or the peer) */
 	SDP_F_DESTROYED,	/* sdp_destroy() ran */
+	SDP_F_STOPPING,		/* a listener is dropping its children */
 };
+
+/* Which of its listener's queues a child is on (sdp_sock.queue). */
+enum {
+	SDP_Q_NONE	= 0,
+	SDP_Q_HELD	= 1,	/* request held past the backlog */
+	SDP_Q_SYN	= 2,	/* accepted over RDMA, not established yet */
+	SDP_Q_ACCEPT	= 4,	/* established, waiting for accept() */
+};
+
+/* Requests a listener holds beyond its backlog before refusing more. */
+#define SDP_MAX_HELD	1024
 
 /* Counters in /proc/net/sdp_stats (names in sdp_stats.c). */
 enum sdp_mib_field {
@@ -230,10 +240,10 @@ struct sdp_sock {
 	u32			held_nr;
 	struct work_struct	accept_work;
 
-	/* child of a listener, until accept() */
+	/* child of a listener (holds a reference on it for life) */
 	struct sdp_sock		*parent;
 	struct list_head	child;
-	bool			held;		/* on held_q, not syn_q/accept_q */
+	int			queue;		/* SDP_Q_* */
 	struct sdp_hh		peer_hh;	/* the Hello it came with */
 
 	/* connection */
@@ -285,6 +295,7 @@ struct sdp_sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern);
 int sdp_tcp_create(struct sdp_sock *ssk, int family, struct socket *opts_from);
 int sdp_inherit(struct sdp_sock *child, struct sdp_sock *parent);
 void sdp_set_state(struct sock *sk, int state);
+void sdp_rdma_reset(struct sdp_sock *ssk);
 
 /* sdp_addr.c */
 bool sdp_tcp_fresh(const struct sdp_sock *ssk);
@@ -295,10 +306,25 @@ int sdp_addr_to_user(struct sdp_sock *ssk, const struct sockaddr_storage *addr,
 void sdp_addr_unmap(struct sockaddr_storage *addr);
 
 /* sdp_cma.c */
+void sdp_bsdh_hello(struct sdp_bsdh *h, u8 mid, u32 len, u16 bufs);
+bool sdp_size_ok(u32 size);
+bool sdp_bufs_ok(u16 bufs);
+void sdp_conn_param(struct rdma_conn_param *p, const void *data, u8 len);
+void sdp_established(struct sdp_sock *ssk, struct rdma_cm_id *id);
 int sdp_cm_connect(struct sdp_sock *ssk, struct sockaddr_storage *dst);
 int sdp_cm_listen(struct sdp_sock *ssk);
 void sdp_cm_destroy(struct sdp_sock *ssk);
+
+/* sdp_listen.c */
+int sdp_cm_req(struct sdp_sock *lssk, struct rdma_cm_id *id,
+	       const struct rdma_cm_event *ev);
 void sdp_accept_work(struct work_struct *work);
+void sdp_accept_kick(struct sdp_sock *lssk);
+struct sdp_sock *sdp_accept_dequeue(struct sdp_sock *lssk);
+void sdp_passive_established(struct sdp_sock *child);
+void sdp_child_unlink(struct sdp_sock *lssk, struct sdp_sock *child);
+void sdp_child_drop(struct sdp_sock *child, int err, int queues);
+void sdp_listen_stop(struct sdp_sock *lssk);
 
 /* sdp_conn.c */
 int sdp_conn_create(struct sdp_sock *ssk, struct rdma_cm_id *id, u32 rcv_size);
@@ -350,6 +376,7 @@ void sdp_conn_error(struct sdp_sock *ssk, int err, int mib);
 void sdp_fin_timer(struct timer_list *t);
 void sdp_peer_disconn(struct sdp_sock *ssk);
 void sdp_disconn_sent(struct sdp_sock *ssk);
+void sdp_qp_down(struct sdp_sock *ssk, u8 status);
 
 /* sdp_sockopt.c */
 int sdp_setsockopt(struct socket *sock, int level, int optname,

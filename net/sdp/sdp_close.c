@@ -118,6 +118,31 @@ void sdp_done(struct sock *sk, int err)
 	sdp_schedule_teardown(ssk);
 }
 
+/*
+ * The QP went down under us (its receives flushed, or one failed). A peer
+ * that had sent DisConn was through; otherwise this is a reset.
+ */
+void sdp_qp_down(struct sdp_sock *ssk, u8 status)
+{
+	struct sock *sk = &ssk->sk;
+	int err = ECONNRESET;
+
+	if (sk->sk_state == TCP_CLOSE)
+		return;
+	if (status == IB_WC_LOC_LEN_ERR) {
+		/* The peer sent more than our buffer holds. */
+		sdp_conn_error(ssk, ECONNRESET, SDP_MIB_BAD_LEN);
+		return;
+	}
+	if (status != IB_WC_WR_FLUSH_ERR)
+		SDP_INC_STATS(sock_net(sk), SDP_MIB_QP_ERROR);
+	else if (test_bit(SDP_F_RCVD_DISCONN, &ssk->flags))
+		/* Our DisConn can no longer go: writes fail as after a RST. */
+		err = sk->sk_state == TCP_CLOSE_WAIT ? EPIPE : 0;
+	set_bit(SDP_F_CM_GONE, &ssk->flags);
+	sdp_done(sk, err);
+}
+
 /* Reset the connection: Abort to the peer if it can take one, then done. */
 void sdp_abort(struct sdp_sock *ssk, int err)
 {
@@ -180,6 +205,9 @@ static void sdp_teardown_work(struct work_struct *work)
 	if (ssk->conn && !test_and_set_bit(SDP_F_CM_GONE, &ssk->flags))
 		rdma_disconnect(ssk->conn->id);
 	release_sock(sk);
+	/* A request that died before it was established is dropped, as TCP's. */
+	if (ssk->parent && !sock_flag(sk, SOCK_DEAD))
+		sdp_child_drop(ssk, 0, SDP_Q_HELD | SDP_Q_SYN);
 	if (sock_flag(sk, SOCK_DEAD))
 		sdp_destroy(ssk);
 	sock_put(sk);
@@ -196,45 +224,11 @@ void sdp_teardown_init(struct sdp_sock *ssk)
  */
 void sdp_schedule_teardown(struct sdp_sock *ssk)
 {
+	bool queued = READ_ONCE(ssk->queue) != SDP_Q_NONE;
+
 	sock_hold(&ssk->sk);
-	if (!queue_work(ssk->parent ? sdp_listen_wq : sdp_wq, &ssk->teardown_work))
+	if (!queue_work(queued ? sdp_listen_wq : sdp_wq, &ssk->teardown_work))
 		sock_put(&ssk->sk);
-}
-
-/* Drop the children of a listener that stops listening. Lock held, dropped. */
-static void sdp_listen_stop(struct sdp_sock *ssk)
-{
-	struct sock *sk = &ssk->sk;
-	struct sdp_sock *child, *tmp;
-	LIST_HEAD(children);
-
-	sdp_set_state(sk, TCP_CLOSE);
-	list_splice_init(&ssk->accept_q, &children);
-	list_splice_init(&ssk->syn_q, &children);
-	list_splice_init(&ssk->held_q, &children);
-	ssk->held_nr = 0;
-	WRITE_ONCE(sk->sk_ack_backlog, 0);
-	release_sock(sk);
-
-	if (cancel_work_sync(&ssk->accept_work))
-		sock_put(sk);
-	/* No new requests after this. */
-	sdp_cm_destroy(ssk);
-	kernel_sock_shutdown(ssk->tcp, SHUT_RDWR);
-
-	list_for_each_entry_safe(child, tmp, &children, child) {
-		struct sock *csk = &child->sk;
-
-		list_del_init(&child->child);
-		lock_sock(csk);
-		sock_set_flag(csk, SOCK_DEAD);
-		if (csk->sk_state == TCP_CLOSE)
-			sdp_schedule_teardown(child);
-		else
-			sdp_abort(child, ECONNRESET);
-		release_sock(csk);
-	}
-	lock_sock(sk);
 }
 
 /* shutdown(SHUT_RD) of a listener, or disconnect of a connecting socket. */
@@ -242,10 +236,12 @@ void sdp_disconnect(struct sock *sk)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
 
-	if (sk->sk_state == TCP_LISTEN)
-		sdp_listen_stop(ssk);
-	else if (sk->sk_state != TCP_CLOSE)
+	if (sk->sk_state == TCP_LISTEN) {
+		if (!test_bit(SDP_F_STOPPING, &ssk->flags))
+			sdp_listen_stop(ssk);
+	} else if (sk->sk_state != TCP_CLOSE) {
 		sdp_abort(ssk, 0);
+	}
 }
 
 static bool sdp_unread(struct sdp_sock *ssk)
@@ -266,7 +262,8 @@ void sdp_close(struct sock *sk, long timeout)
 	WRITE_ONCE(sk->sk_shutdown, SHUTDOWN_MASK);
 
 	if (sk->sk_state == TCP_LISTEN) {
-		sdp_listen_stop(ssk);
+		if (!test_bit(SDP_F_STOPPING, &ssk->flags))
+			sdp_listen_stop(ssk);
 	} else if (sk->sk_state == TCP_SYN_SENT) {
 		sdp_done(sk, 0);
 	} else if (sdp_unread(ssk) ||

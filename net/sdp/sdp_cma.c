@@ -4,12 +4,8 @@
  *
  * Active side: resolve address and route, create the QP and post receives,
  * then connect with the Hello in the CM REQ private data; the HelloAck comes
- * back in the REP. Passive side: a listener id on the port the native socket
- * holds; each request's Hello is checked, and while the accept queue has
- * room (listen() backlog, counted as TCP does) the child gets its QP and is
- * accepted with a HelloAck. Past the backlog the request is held unanswered
- * (rdma_cm sends an MRA, so the client keeps waiting as a TCP client whose
- * SYN was dropped) until accept() makes room.
+ * back in the REP. The passive side is in sdp_listen.c; both share the event
+ * handler below.
  */
 #define pr_fmt(fmt) "sdp: " fmt
 
@@ -19,12 +15,9 @@
 
 #include "sdp.h"
 
-/* Requests a listener holds beyond its backlog before refusing more. */
-#define SDP_MAX_HELD	1024
-
 static int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 
-static void sdp_bsdh_hello(struct sdp_bsdh *h, u8 mid, u32 len, u16 bufs)
+void sdp_bsdh_hello(struct sdp_bsdh *h, u8 mid, u32 len, u16 bufs)
 {
 	h->mid = mid;
 	h->flags = 0;
@@ -34,39 +27,18 @@ static void sdp_bsdh_hello(struct sdp_bsdh *h, u8 mid, u32 len, u16 bufs)
 	h->mseq_ack = 0;
 }
 
-static bool sdp_size_ok(u32 size)
+bool sdp_size_ok(u32 size)
 {
 	return size >= SDP_MIN_BUF_SIZE && size <= SDP_MAX_BUF_SIZE;
 }
 
-static bool sdp_bufs_ok(u16 bufs)
+bool sdp_bufs_ok(u16 bufs)
 {
 	/* Data needs more than SDP_CTRL_CREDITS credits. */
 	return bufs > SDP_CTRL_CREDITS + 1 && bufs < SDP_MAX_BUFS;
 }
 
-/* Check a Hello; returns 0 or the reason to refuse it. */
-static int sdp_hello_check(const void *data, u8 len)
-{
-	const struct sdp_hh *hh = data;
-
-	if (!hh || len < sizeof(*hh) || hh->bsdh.mid != SDP_MID_HELLO ||
-	    be32_to_cpu(hh->bsdh.len) != sizeof(*hh))
-		return SDP_REJ_MALFORMED;
-	if (SDP_VERSION_MAJOR(hh->majv_minv) != SDP_VERSION_MAJOR(SDP_VERSION))
-		return SDP_REJ_VERSION;
-	if (!sdp_size_ok(be32_to_cpu(hh->localrcvsz)) ||
-	    !sdp_bufs_ok(be16_to_cpu(hh->bsdh.bufs)))
-		return SDP_REJ_MALFORMED;
-	return 0;
-}
-
-static u8 sdp_ipv_cap(const struct sockaddr_storage *addr)
-{
-	return addr->ss_family == AF_INET6 ? SDP_IPV_CAP_IPV6 : SDP_IPV_CAP_IPV4;
-}
-
-static void sdp_conn_param(struct rdma_conn_param *p, const void *data, u8 len)
+void sdp_conn_param(struct rdma_conn_param *p, const void *data, u8 len)
 {
 	memset(p, 0, sizeof(*p));
 	p->private_data = data;
@@ -76,16 +48,21 @@ static void sdp_conn_param(struct rdma_conn_param *p, const void *data, u8 len)
 	p->rnr_retry_count = SDP_RNR_RETRY;
 }
 
-/* The connection is up: record its addresses and wake the waiters. */
-static void sdp_established(struct sdp_sock *ssk, struct rdma_cm_id *id)
+/*
+ * The connection is up: record its addresses. Only a socket still
+ * connecting becomes ESTABLISHED: a passive child may have had its peer's
+ * DisConn or Abort before the event.
+ */
+void sdp_established(struct sdp_sock *ssk, struct rdma_cm_id *id)
 {
 	struct sock *sk = &ssk->sk;
 
 	memcpy(&ssk->saddr, &id->route.addr.src_addr, sizeof(ssk->saddr));
 	memcpy(&ssk->daddr, &id->route.addr.dst_addr, sizeof(ssk->daddr));
 	ssk->transport = SDP_TRANSPORT_RDMA;
-	sdp_set_state(sk, TCP_ESTABLISHED);
 	SDP_INC_STATS(sock_net(sk), SDP_MIB_ESTABLISHED);
+	if ((1 << sk->sk_state) & (TCPF_SYN_SENT | TCPF_SYN_RECV))
+		sdp_set_state(sk, TCP_ESTABLISHED);
 	/* Whatever arrived before this event. */
 	sdp_flush(ssk);
 	if (!sock_flag(sk, SOCK_DEAD)) {
@@ -103,6 +80,8 @@ int sdp_cm_connect(struct sdp_sock *ssk, struct sockaddr_storage *dst)
 	struct rdma_cm_id *id;
 	int err;
 
+	if (WARN_ON_ONCE(ssk->id))
+		return -EBUSY;
 	id = rdma_create_id(sock_net(sk), sdp_cm_handler, ssk, RDMA_PS_TCP,
 			    IB_QPT_RC);
 	if (IS_ERR(id))
@@ -139,7 +118,8 @@ static int sdp_cm_route_resolved(struct sdp_sock *ssk, struct rdma_cm_id *id)
 	c = ssk->conn;
 	sdp_bsdh_hello(&hh.bsdh, SDP_MID_HELLO, sizeof(hh), sdp_conn_hello_bufs(c));
 	hh.majv_minv = SDP_VERSION;
-	hh.ipv_cap = sdp_ipv_cap(&ssk->daddr);
+	hh.ipv_cap = ssk->daddr.ss_family == AF_INET6 ? SDP_IPV_CAP_IPV6 :
+							SDP_IPV_CAP_IPV4;
 	hh.desremrcvsz = cpu_to_be32(c->rcv_size);
 	hh.localrcvsz = cpu_to_be32(c->rcv_size);
 	sdp_conn_param(&param, &hh, sizeof(hh));
@@ -190,211 +170,6 @@ static int sdp_cm_errno(const struct rdma_cm_event *ev)
 	}
 }
 
-/*
- * Listener: accept the child over RDMA. The caller holds the child id's
- * handler mutex (inside its event, or through rdma_lock_handler()).
- */
-static int sdp_passive_accept(struct sdp_sock *child)
-{
-	const struct sdp_hh *hh = &child->peer_hh;
-	struct rdma_cm_id *id = child->id;
-	struct rdma_conn_param param;
-	struct sdp_hah hah = {};
-	struct sdp_conn *c;
-	int err;
-
-	lock_sock(&child->sk);
-	err = -ECONNABORTED;
-	if (child->sk.sk_state != TCP_SYN_RECV)
-		goto out;
-	err = sdp_conn_create(child, id, be32_to_cpu(hh->desremrcvsz));
-	if (err)
-		goto out;
-	c = child->conn;
-	sdp_bsdh_hello(&hah.bsdh, SDP_MID_HELLO_ACK, sizeof(hah),
-		       sdp_conn_hello_bufs(c));
-	err = sdp_conn_start(c, be32_to_cpu(hh->localrcvsz),
-			     be16_to_cpu(hh->bsdh.bufs));
-	if (err)
-		goto out;
-	hah.majv_minv = SDP_VERSION;
-	hah.ipv_cap = hh->ipv_cap;
-	hah.actrcvsz = cpu_to_be32(c->rcv_size);
-	sdp_conn_param(&param, &hah, sizeof(hah));
-	err = rdma_accept(id, &param);
-	if (!err)
-		SDP_INC_STATS(sock_net(&child->sk), SDP_MIB_PASSIVE_OPENS);
-out:
-	if (err)
-		sdp_conn_free(child);
-	release_sock(&child->sk);
-	return err;
-}
-
-/*
- * A child that never made it (refused at accept, or its client gave up):
- * take it off the listener's queues and let it go.
- */
-static void sdp_child_failed(struct sdp_sock *child, int err)
-{
-	struct sdp_sock *lssk = child->parent;
-	struct sock *lsk = &lssk->sk;
-	bool mine;
-
-	lock_sock(lsk);
-	mine = !list_empty(&child->child);
-	if (mine) {
-		list_del_init(&child->child);
-		if (child->held)
-			lssk->held_nr--;
-		else
-			sk_acceptq_removed(lsk);
-	}
-	release_sock(lsk);
-	/* Otherwise the listener is closing and drops it itself. */
-	if (!mine)
-		return;
-	lock_sock(&child->sk);
-	sock_set_flag(&child->sk, SOCK_DEAD);
-	sdp_done(&child->sk, err);
-	release_sock(&child->sk);
-}
-
-/* A child for the request on @id; not yet on any of the listener's queues. */
-static struct sdp_sock *sdp_child_alloc(struct sdp_sock *lssk,
-					struct rdma_cm_id *id,
-					const struct sdp_hh *hh)
-{
-	struct sock *lsk = &lssk->sk;
-	struct sdp_sock *child;
-
-	child = sdp_sk_alloc(sock_net(lsk), NULL, lsk->sk_kern_sock);
-	if (!child)
-		return NULL;
-	sock_set_flag(&child->sk, SOCK_DEAD);
-	if (sdp_inherit(child, lssk)) {
-		sdp_destroy(child);
-		return NULL;
-	}
-	sock_reset_flag(&child->sk, SOCK_DEAD);
-	child->peer_hh = *hh;
-	sock_hold(lsk);
-	child->parent = lssk;
-	sock_hold(&child->sk);
-	child->id = id;
-	id->context = child;
-	sdp_set_state(&child->sk, TCP_SYN_RECV);
-	return child;
-}
-
-/* Free a child nobody saw; rdma_cm destroys its id (handler returns 1). */
-static void sdp_child_discard(struct sdp_sock *child)
-{
-	child->id = NULL;
-	sock_put(&child->sk);
-	sock_set_flag(&child->sk, SOCK_DEAD);
-	sdp_destroy(child);
-}
-
-static int sdp_cm_req(struct sdp_sock *lssk, struct rdma_cm_id *id,
-		      const struct rdma_cm_event *ev)
-{
-	struct sdp_rej rej = { .mid = SDP_MID_HELLO };
-	struct sock *lsk = &lssk->sk;
-	struct sdp_sock *child;
-	int err;
-
-	rej.reason = sdp_hello_check(ev->param.conn.private_data,
-				     ev->param.conn.private_data_len);
-	if (rej.reason) {
-		SDP_INC_STATS(sock_net(lsk), SDP_MIB_BAD_HELLO);
-		goto reject;
-	}
-	rej.reason = SDP_REJ_NOMEM;
-	child = sdp_child_alloc(lssk, id, ev->param.conn.private_data);
-	if (!child)
-		goto reject;
-
-	lock_sock(lsk);
-	if (lsk->sk_state != TCP_LISTEN || lssk->held_nr >= SDP_MAX_HELD) {
-		rej.reason = SDP_REJ_BUSY;
-		release_sock(lsk);
-		sdp_child_discard(child);
-		goto reject;
-	}
-	if (sk_acceptq_is_full(lsk)) {
-		list_add_tail(&child->child, &lssk->held_q);
-		child->held = true;
-		lssk->held_nr++;
-		SDP_INC_STATS(sock_net(lsk), SDP_MIB_BACKLOG_HELD);
-		release_sock(lsk);
-		return 0;
-	}
-	list_add_tail(&child->child, &lssk->syn_q);
-	sk_acceptq_added(lsk);
-	release_sock(lsk);
-
-	/* The child is the listener's now: failures go through its teardown. */
-	err = sdp_passive_accept(child);
-	if (err)
-		sdp_child_failed(child, -err);
-	return 0;
-
-reject:
-	SDP_INC_STATS(sock_net(lsk), SDP_MIB_REJECT_SENT);
-	rdma_reject(id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
-	return 1;
-}
-
-/* accept() made room: answer held requests, oldest first. */
-void sdp_accept_work(struct work_struct *work)
-{
-	struct sdp_sock *lssk = container_of(work, struct sdp_sock, accept_work);
-	struct sock *lsk = &lssk->sk;
-	struct sdp_sock *child;
-	int err;
-
-	for (;;) {
-		lock_sock(lsk);
-		if (lsk->sk_state != TCP_LISTEN || list_empty(&lssk->held_q) ||
-		    sk_acceptq_is_full(lsk)) {
-			release_sock(lsk);
-			break;
-		}
-		child = list_first_entry(&lssk->held_q, struct sdp_sock, child);
-		list_move_tail(&child->child, &lssk->syn_q);
-		child->held = false;
-		lssk->held_nr--;
-		sk_acceptq_added(lsk);
-		release_sock(lsk);
-
-		/*
-		 * A held child's id is destroyed only by its teardown, which
-		 * runs on this same ordered workqueue.
-		 */
-		rdma_lock_handler(child->id);
-		err = sdp_passive_accept(child);
-		rdma_unlock_handler(child->id);
-		if (err)
-			sdp_child_failed(child, -err);
-	}
-	sock_put(lsk);
-}
-
-/* The passive side is established: move the child to the accept queue. */
-static void sdp_passive_established(struct sdp_sock *child)
-{
-	struct sdp_sock *lssk = child->parent;
-	struct sock *lsk = &lssk->sk;
-
-	lock_sock(lsk);
-	if (lsk->sk_state == TCP_LISTEN && !list_empty(&child->child)) {
-		list_move_tail(&child->child, &lssk->accept_q);
-		lsk->sk_data_ready(lsk);
-	}
-	release_sock(lsk);
-}
-
 static int sdp_cm_device_removal(struct sdp_sock *ssk, struct rdma_cm_id *id)
 {
 	struct sock *sk = &ssk->sk;
@@ -410,17 +185,33 @@ static int sdp_cm_device_removal(struct sdp_sock *ssk, struct rdma_cm_id *id)
 			sdp_done(sk, ECONNRESET);
 	}
 	release_sock(sk);
-	if (mine)
+	if (mine) {
+		/* A child the listener still holds goes with its device. */
+		if (ssk->parent)
+			sdp_child_drop(ssk, ECONNRESET, SDP_Q_HELD | SDP_Q_SYN);
 		sock_put(sk);
+	}
 	/* Non-zero: rdma_cm destroys the id (we own it and nobody else will). */
 	return mine;
+}
+
+/*
+ * The peer disconnected: move our QP to error too, so that its flushed
+ * receives tell an orderly end (DisConn came first) from a reset.
+ */
+static void sdp_cm_disconnected(struct sdp_sock *ssk, struct rdma_cm_id *id)
+{
+	if (!test_and_set_bit(SDP_F_CM_GONE, &ssk->flags))
+		rdma_disconnect(id);
+	sdp_flush(ssk);
 }
 
 static int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 {
 	struct sdp_sock *ssk = id->context;
 	struct sock *sk = &ssk->sk;
-	int err = 0;
+	bool child;
+	int err;
 
 	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
 		return sdp_cm_req(ssk, id, ev);
@@ -428,8 +219,12 @@ static int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		return sdp_cm_device_removal(ssk, id);
 
 	lock_sock(sk);
-	if (READ_ONCE(ssk->id) != id)
-		goto out;
+	if (READ_ONCE(ssk->id) != id) {
+		release_sock(sk);
+		return 0;
+	}
+	/* A child answers to its listener's queues until accept(). */
+	child = ssk->parent;
 
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
@@ -447,15 +242,17 @@ static int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 			sdp_connect_failed(ssk, -err);
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
+		if (child) {
+			if (sk->sk_state != TCP_CLOSE)
+				sdp_established(ssk, id);
+			release_sock(sk);
+			sdp_passive_established(ssk);
+			return 0;
+		}
 		if (sk->sk_state == TCP_SYN_SENT) {
 			err = sdp_active_established(ssk, id, ev);
 			if (err)
 				sdp_connect_failed(ssk, -err);
-		} else if (sk->sk_state == TCP_SYN_RECV && ssk->parent) {
-			sdp_established(ssk, id);
-			release_sock(sk);
-			sdp_passive_established(ssk);
-			return 0;
 		}
 		break;
 	case RDMA_CM_EVENT_ADDR_ERROR:
@@ -463,31 +260,25 @@ static int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_CONNECT_ERROR:
 	case RDMA_CM_EVENT_UNREACHABLE:
 	case RDMA_CM_EVENT_REJECTED:
-		if (sk->sk_state == TCP_SYN_SENT) {
-			sdp_connect_failed(ssk, sdp_cm_errno(ev));
-		} else if (sk->sk_state == TCP_SYN_RECV && ssk->parent) {
+		if (child) {
 			release_sock(sk);
-			sdp_child_failed(ssk, sdp_cm_errno(ev));
+			sdp_child_drop(ssk, sdp_cm_errno(ev), SDP_Q_HELD | SDP_Q_SYN);
 			return 0;
 		}
+		if (sk->sk_state == TCP_SYN_SENT)
+			sdp_connect_failed(ssk, sdp_cm_errno(ev));
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
-		set_bit(SDP_F_CM_GONE, &ssk->flags);
-		if (sk->sk_state == TCP_SYN_RECV && ssk->parent) {
+		sdp_cm_disconnected(ssk, id);
+		if (child) {
 			release_sock(sk);
-			sdp_child_failed(ssk, ECONNRESET);
+			sdp_child_drop(ssk, ECONNRESET, SDP_Q_HELD | SDP_Q_SYN);
 			return 0;
 		}
-		/*
-		 * The QP is in error now: its flushed receives tell an orderly
-		 * end (DisConn came first) from a reset.
-		 */
-		sdp_flush(ssk);
 		break;
 	default:
 		break;
 	}
-out:
 	release_sock(sk);
 	return 0;
 }
@@ -500,6 +291,8 @@ int sdp_cm_listen(struct sdp_sock *ssk)
 	struct rdma_cm_id *id;
 	int err;
 
+	if (WARN_ON_ONCE(ssk->id))
+		return -EBUSY;
 	err = kernel_getsockname(ssk->tcp, (struct sockaddr *)&addr);
 	if (err < 0)
 		return err;
@@ -508,19 +301,19 @@ int sdp_cm_listen(struct sdp_sock *ssk)
 			    IB_QPT_RC);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
+	/*
+	 * Ours even if listening fails: a wildcard listen can fail half way
+	 * with requests already waiting for this socket, so the caller
+	 * destroys it after unlocking.
+	 */
+	sock_hold(sk);
+	ssk->id = id;
 	if (addr.ss_family == AF_INET6)
 		rdma_set_afonly(id, ipv6_only_sock(ssk->tcp->sk));
 	err = rdma_bind_addr(id, (struct sockaddr *)&addr);
 	if (!err)
 		err = rdma_listen(id, SDP_MAX_HELD);
-	if (err) {
-		/* No event can be pending on an id that never listened. */
-		rdma_destroy_id(id);
-		return err;
-	}
-	sock_hold(sk);
-	ssk->id = id;
-	return 0;
+	return err;
 }
 
 /* Destroy the id; never with lock_sock() held (handlers take it). */

@@ -29,10 +29,16 @@ static u32 sdp_ring_size(struct sock *sk, int buf, int lock, unsigned int def,
 
 static void sdp_qp_event(struct ib_event *event, void *context)
 {
-	struct sdp_sock *ssk = context;
+	struct sdp_conn *c = context;
 
-	/* Fatal QP errors also fail the outstanding work requests. */
-	pr_debug("%p: QP event %s\n", ssk, ib_event_msg(event->event));
+	/*
+	 * Data before the RTU: the connection is up, tell the CM (which then
+	 * reports it established). Fatal errors also fail the work requests.
+	 */
+	if (event->event == IB_EVENT_COMM_EST)
+		rdma_notify(c->id, IB_EVENT_COMM_EST);
+	else
+		pr_debug("QP event %s\n", ib_event_msg(event->event));
 }
 
 static int sdp_map(struct sdp_conn *c, void **buf, u64 *dma, u32 size,
@@ -143,6 +149,7 @@ int sdp_conn_create(struct sdp_sock *ssk, struct rdma_cm_id *id, u32 rcv_size)
 	c->rcv_size = clamp_t(u32, rcv_size, SDP_MIN_BUF_SIZE, SDP_MAX_BUF_SIZE);
 	c->rx_count = sdp_ring_size(sk, sk->sk_rcvbuf, SOCK_RCVBUF_LOCK,
 				    sdp_rx_bufs, c->rcv_size);
+	/* The peer's message size is not known yet: count in ours. */
 	c->tx_count = sdp_ring_size(sk, sk->sk_sndbuf, SOCK_SNDBUF_LOCK,
 				    sdp_tx_bufs, c->rcv_size);
 
@@ -155,7 +162,7 @@ int sdp_conn_create(struct sdp_sock *ssk, struct rdma_cm_id *id, u32 rcv_size)
 		goto err;
 	}
 	attr.event_handler = sdp_qp_event;
-	attr.qp_context = ssk;
+	attr.qp_context = c;
 	attr.send_cq = c->cq;
 	attr.recv_cq = c->cq;
 	/* One more of each for ib_drain_qp()'s marker. */

@@ -71,10 +71,13 @@ static void sdp_remove_one(struct ib_device *ibdev, void *client_data)
 		mutex_unlock(&sdev->lock);
 
 		lock_sock(&ssk->sk);
-		SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_DEVICE_REMOVED);
-		sdp_conn_free(ssk);
-		if (ssk->sk.sk_state != TCP_CLOSE && ssk->sk.sk_state != TCP_LISTEN)
-			sdp_done(&ssk->sk, ECONNRESET);
+		/* Compared, not used: the socket may have moved on meanwhile. */
+		if (ssk->conn == c) {
+			SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_DEVICE_REMOVED);
+			sdp_conn_free(ssk);
+			if (ssk->sk.sk_state != TCP_CLOSE)
+				sdp_done(&ssk->sk, ECONNRESET);
+		}
 		release_sock(&ssk->sk);
 		sock_put(&ssk->sk);
 

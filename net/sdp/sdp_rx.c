@@ -108,11 +108,7 @@ static bool sdp_rx_one(struct sdp_sock *ssk, struct sdp_rx_slot *slot)
 	c->rx_posted_nr--;
 	if (slot->status != IB_WC_SUCCESS) {
 		list_del_init(&slot->node);
-		/* Flushed: the QP went down. Without a DisConn first, a reset. */
-		if (sk->sk_state != TCP_CLOSE &&
-		    !test_bit(SDP_F_RCVD_DISCONN, &ssk->flags))
-			sdp_conn_error(ssk, slot->status == IB_WC_WR_FLUSH_ERR ?
-				       ECONNRESET : EPROTO, SDP_MIB_QP_ERROR);
+		sdp_qp_down(ssk, slot->status);
 		return false;
 	}
 	ib_dma_sync_single_for_cpu(c->sdev->ibdev, slot->dma, c->rcv_size,
@@ -204,8 +200,8 @@ void sdp_rx_reap(struct sdp_sock *ssk)
 		slot = list_first_entry(&c->rx_posted, struct sdp_rx_slot, node);
 		if (!slot->done)
 			break;
-		if (sk->sk_state == TCP_CLOSE && slot->status != IB_WC_SUCCESS) {
-			/* Teardown flushes what is left. */
+		if (sk->sk_state == TCP_CLOSE) {
+			/* Over: nothing after the end counts (teardown flushes). */
 			list_del_init(&slot->node);
 			c->rx_posted_nr--;
 			continue;
@@ -213,8 +209,11 @@ void sdp_rx_reap(struct sdp_sock *ssk)
 		if (!sdp_rx_one(ssk, slot))
 			break;
 	}
-	if (c->rx_ready_bytes != before && !sock_flag(sk, SOCK_DEAD))
+	if (c->rx_ready_bytes != before && !sock_flag(sk, SOCK_DEAD)) {
+		/* poll() reads the counts: they must be current when it wakes. */
+		sdp_update_counts(ssk);
 		sk->sk_data_ready(sk);
+	}
 }
 
 bool sdp_readable(const struct sock *sk, int target)

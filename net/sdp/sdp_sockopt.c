@@ -189,7 +189,6 @@ int sdp_getsockopt(struct socket *sock, int level, int optname,
 {
 	struct sock *sk = sock->sk;
 	struct sdp_sock *ssk = sdp_sk(sk);
-	bool rdma = ssk->transport == SDP_TRANSPORT_RDMA;
 	union {
 		struct sdp_info sdp;
 		struct tcp_info tcp;
@@ -206,19 +205,23 @@ int sdp_getsockopt(struct socket *sock, int level, int optname,
 		release_sock(sk);
 		return sdp_put_opt(optval, optlen, &u.sdp, sizeof(u.sdp));
 	}
-	if (level == SOL_TCP && rdma &&
-	    (optname == TCP_INFO || (optname == TCP_MAXSEG && ssk->conn))) {
-		lock_sock(sk);
+	lock_sock(sk);
+	if (level == SOL_TCP && optname == TCP_INFO &&
+	    ssk->transport == SDP_TRANSPORT_RDMA) {
 		sdp_flush(ssk);
-		if (optname == TCP_INFO) {
-			sdp_fill_tcp_info(ssk, &u.tcp);
-			size = sizeof(u.tcp);
-		} else {
-			u.val = ssk->conn->snd_size - sizeof(struct sdp_bsdh);
-			size = sizeof(u.val);
-		}
+		sdp_fill_tcp_info(ssk, &u.tcp);
+		size = sizeof(u.tcp);
+	} else if (level == SOL_TCP && optname == TCP_MAXSEG &&
+		   ssk->conn && ssk->conn->started) {
+		u.val = ssk->conn->snd_size - sizeof(struct sdp_bsdh);
+		size = sizeof(u.val);
+	} else {
+		/* Under our lock: the native socket may be replaced meanwhile. */
+		size = ssk->tcp->ops->getsockopt(ssk->tcp, level, optname,
+						 optval, optlen);
 		release_sock(sk);
-		return sdp_put_opt(optval, optlen, &u, size);
+		return size;
 	}
-	return ssk->tcp->ops->getsockopt(ssk->tcp, level, optname, optval, optlen);
+	release_sock(sk);
+	return sdp_put_opt(optval, optlen, &u, size);
 }

@@ -9,10 +9,11 @@
  * return credits is sent when the peer's view lags by half the ring.
  *
  * Credits (SDP): the peer's bufs minus our messages it had not yet seen.
- * Data never takes the last SDP_CTRL_CREDITS; control messages (DisConn,
- * Abort, credit update) may, and one of them may use the peer's spare buffer
- * once the previous such message is acknowledged, so that credits can always
- * be returned even when the peer's ring is full.
+ * Data never takes the last SDP_CTRL_CREDITS. Control messages (DisConn,
+ * Abort, credit update) hold no buffer once the peer has processed them, and
+ * may also take the peer's spare buffer (posted beyond what it advertises):
+ * at zero credits exactly that one is free. So credits can always be
+ * returned, even when both rings are full.
  */
 #include <linux/uio.h>
 
@@ -54,10 +55,6 @@ static int sdp_post_send(struct sdp_sock *ssk, struct sdp_tx_slot *s, u8 mid)
 	err = ib_post_send(c->qp, &wr, NULL);
 	if (err)
 		return err;
-	if (sdp_tx_credits(c) <= 0) {
-		c->tx_over = true;
-		c->tx_over_mseq = mseq;
-	}
 	c->tx_mseq = mseq;
 	c->hist[mseq & c->hist_mask] = (struct sdp_adv){ bufs, c->rx_mseq };
 	c->rx_adv = bufs;
@@ -70,14 +67,8 @@ static int sdp_post_send(struct sdp_sock *ssk, struct sdp_tx_slot *s, u8 mid)
 /* May a control message go now (see the comment at the top)? */
 static bool sdp_ctrl_ok(const struct sdp_conn *c)
 {
-	int credits = sdp_tx_credits(c);
-
-	if (c->ctrl_head - c->ctrl_tail >= SDP_CTRL_SLOTS)
-		return false;
-	if (credits > 0)
-		return true;
-	return credits == 0 &&
-	       (!c->tx_over || (s32)(c->tx_mseq_acked - c->tx_over_mseq) >= 0);
+	return c->ctrl_head - c->ctrl_tail < SDP_CTRL_SLOTS &&
+	       sdp_tx_credits(c) >= 0;
 }
 
 static int sdp_post_ctrl(struct sdp_sock *ssk, u8 mid)
@@ -165,9 +156,7 @@ void sdp_tx_push(struct sdp_sock *ssk, bool force)
 			goto err;
 		clear_bit(SDP_F_SEND_DISCONN, &ssk->flags);
 		SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_DISCONN_SENT);
-	} else if (sdp_need_credit_update(c) && sdp_ctrl_ok(c) &&
-		   (sdp_tx_credits(c) > SDP_CTRL_CREDITS ||
-		    !test_bit(SDP_F_SEND_DISCONN, &ssk->flags))) {
+	} else if (sdp_need_credit_update(c) && sdp_ctrl_ok(c)) {
 		if (sdp_post_ctrl(ssk, SDP_MID_DATA))
 			goto err;
 		ssk->stats.tx_credit_updates++;

@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sockets Direct Protocol: listeners.
+ *
+ * A listener has an rdma_cm id on the port its native socket holds. Each
+ * request's Hello is checked and becomes a child socket. While the accept
+ * queue has room (listen() backlog, counted as TCP does: backlog + 1) the
+ * child gets its QP and is accepted with a HelloAck (syn_q), and moves to
+ * accept_q when rdma_cm reports it established. Past the backlog a request
+ * is held unanswered (held_q; rdma_cm sends an MRA, so the client keeps
+ * waiting as a TCP client whose SYN was dropped) until accept() makes room.
+ *
+ * A child is on at most one queue (child->queue), changed only under the
+ * listener's lock; whoever takes it off a queue owns its fate.
+ */
+#define pr_fmt(fmt) "sdp: " fmt
+
+#include <net/ipv6.h>
+
+#include "sdp.h"
+
+static bool sdp_listening(const struct sdp_sock *lssk)
+{
+	return lssk->sk.sk_state == TCP_LISTEN &&
+	       !test_bit(SDP_F_STOPPING, &lssk->flags);
+}
+
+static struct list_head *sdp_queue_list(struct sdp_sock *lssk, int queue)
+{
+	switch (queue) {
+	case SDP_Q_HELD:
+		return &lssk->held_q;
+	case SDP_Q_SYN:
+		return &lssk->syn_q;
+	default:
+		return &lssk->accept_q;
+	}
+}
+
+/* Listener locked. Held requests do not count against the backlog. */
+static void sdp_child_link(struct sdp_sock *lssk, struct sdp_sock *child, int queue)
+{
+	list_add_tail(&child->child, sdp_queue_list(lssk, queue));
+	child->queue = queue;
+	if (queue == SDP_Q_HELD)
+		lssk->held_nr++;
+	else
+		sk_acceptq_added(&lssk->sk);
+}
+
+/* Listener locked. */
+void sdp_child_unlink(struct sdp_sock *lssk, struct sdp_sock *child)
+{
+	if (child->queue == SDP_Q_NONE)
+		return;
+	if (child->queue == SDP_Q_HELD)
+		lssk->held_nr--;
+	else
+		sk_acceptq_removed(&lssk->sk);
+	list_del_init(&child->child);
+	child->queue = SDP_Q_NONE;
+}
+
+/* Check a Hello; returns 0 or the reason to refuse it. */
+static int sdp_hello_check(const void *data, u8 len)
+{
+	const struct sdp_hh *hh = data;
+
+	if (!hh || len < sizeof(*hh) || hh->bsdh.mid != SDP_MID_HELLO ||
+	    be32_to_cpu(hh->bsdh.len) != sizeof(*hh))
+		return SDP_REJ_MALFORMED;
+	if (SDP_VERSION_MAJOR(hh->majv_minv) != SDP_VERSION_MAJOR(SDP_VERSION))
+		return SDP_REJ_VERSION;
+	if (!sdp_size_ok(be32_to_cpu(hh->localrcvsz)) ||
+	    !sdp_bufs_ok(be16_to_cpu(hh->bsdh.bufs)))
+		return SDP_REJ_MALFORMED;
+	return 0;
+}
+
+/* A child for the request on @id; not yet on any of the listener's queues. */
+static struct sdp_sock *sdp_child_alloc(struct sdp_sock *lssk,
+					struct rdma_cm_id *id,
+					const struct sdp_hh *hh)
+{
+	struct sock *lsk = &lssk->sk;
+	struct sdp_sock *child;
+
+	child = sdp_sk_alloc(sock_net(lsk), NULL, lsk->sk_kern_sock);
+	if (!child)
+		return NULL;
+	sock_set_flag(&child->sk, SOCK_DEAD);
+	if (sdp_inherit(child, lssk)) {
+		sdp_destroy(child);
+		return NULL;
+	}
+	sock_reset_flag(&child->sk, SOCK_DEAD);
+	child->peer_hh = *hh;
+	sock_hold(lsk);
+	child->parent = lssk;
+	sock_hold(&child->sk);
+	child->id = id;
+	id->context = child;
+	sdp_set_state(&child->sk, TCP_SYN_RECV);
+	return child;
+}
+
+/* Free a child nobody saw; rdma_cm destroys its id (handler returns 1). */
+static void sdp_child_discard(struct sdp_sock *child)
+{
+	child->id = NULL;
+	sock_put(&child->sk);
+	sock_set_flag(&child->sk, SOCK_DEAD);
+	sdp_destroy(child);
+}
+
+/* Orphan a child that left its listener's queues: reset and tear down. */
+static void sdp_child_kill(struct sdp_sock *child, int err)
+{
+	struct sock *csk = &child->sk;
+
+	lock_sock(csk);
+	sock_set_flag(csk, SOCK_DEAD);
+	if (csk->sk_state == TCP_CLOSE)
+		sdp_schedule_teardown(child);
+	else
+		sdp_abort(child, err);
+	release_sock(csk);
+}
+
+/*
+ * Let a child go if it is still on one of the @queues (SDP_Q_* bits):
+ * refused at accept, its client gave up, or it died before accept(). On
+ * another queue, or none (the listener is dropping it), it is not ours.
+ */
+void sdp_child_drop(struct sdp_sock *child, int err, int queues)
+{
+	struct sdp_sock *lssk = child->parent;
+	bool mine;
+
+	lock_sock(&lssk->sk);
+	mine = child->queue & queues;
+	if (mine)
+		sdp_child_unlink(lssk, child);
+	release_sock(&lssk->sk);
+	if (mine)
+		sdp_child_kill(child, err);
+}
+
+/*
+ * Accept the child over RDMA. The caller holds the child id's handler
+ * mutex (inside its event, or through rdma_lock_handler()).
+ */
+static int sdp_passive_accept(struct sdp_sock *child)
+{
+	const struct sdp_hh *hh = &child->peer_hh;
+	struct rdma_cm_id *id = child->id;
+	struct rdma_conn_param param;
+	struct sdp_hah hah = {};
+	struct sdp_conn *c;
+	int err;
+
+	lock_sock(&child->sk);
+	err = -ECONNABORTED;
+	if (child->sk.sk_state != TCP_SYN_RECV || !id)
+		goto out;
+	err = sdp_conn_create(child, id, be32_to_cpu(hh->desremrcvsz));
+	if (err)
+		goto out;
+	c = child->conn;
+	sdp_bsdh_hello(&hah.bsdh, SDP_MID_HELLO_ACK, sizeof(hah),
+		       sdp_conn_hello_bufs(c));
+	err = sdp_conn_start(c, be32_to_cpu(hh->localrcvsz),
+			     be16_to_cpu(hh->bsdh.bufs));
+	if (err)
+		goto out;
+	hah.majv_minv = SDP_VERSION;
+	hah.ipv_cap = hh->ipv_cap;
+	hah.actrcvsz = cpu_to_be32(c->rcv_size);
+	sdp_conn_param(&param, &hah, sizeof(hah));
+	err = rdma_accept(id, &param);
+	if (!err)
+		SDP_INC_STATS(sock_net(&child->sk), SDP_MIB_PASSIVE_OPENS);
+out:
+	if (err)
+		sdp_conn_free(child);
+	release_sock(&child->sk);
+	return err;
+}
+
+int sdp_cm_req(struct sdp_sock *lssk, struct rdma_cm_id *id,
+	       const struct rdma_cm_event *ev)
+{
+	struct sdp_rej rej = { .mid = SDP_MID_HELLO };
+	struct sock *lsk = &lssk->sk;
+	struct sdp_sock *child;
+	int err;
+
+	rej.reason = sdp_hello_check(ev->param.conn.private_data,
+				     ev->param.conn.private_data_len);
+	if (rej.reason) {
+		SDP_INC_STATS(sock_net(lsk), SDP_MIB_BAD_HELLO);
+		goto reject;
+	}
+	rej.reason = SDP_REJ_NOMEM;
+	child = sdp_child_alloc(lssk, id, ev->param.conn.private_data);
+	if (!child)
+		goto reject;
+
+	lock_sock(lsk);
+	if (!sdp_listening(lssk) || lssk->held_nr >= SDP_MAX_HELD) {
+		rej.reason = SDP_REJ_BUSY;
+		release_sock(lsk);
+		sdp_child_discard(child);
+		goto reject;
+	}
+	if (sk_acceptq_is_full(lsk)) {
+		sdp_child_link(lssk, child, SDP_Q_HELD);
+		SDP_INC_STATS(sock_net(lsk), SDP_MIB_BACKLOG_HELD);
+		release_sock(lsk);
+		return 0;
+	}
+	sdp_child_link(lssk, child, SDP_Q_SYN);
+	release_sock(lsk);
+
+	/* The child is the listener's now: failures go through its queues. */
+	err = sdp_passive_accept(child);
+	if (err)
+		sdp_child_drop(child, -err, SDP_Q_SYN);
+	return 0;
+
+reject:
+	SDP_INC_STATS(sock_net(lsk), SDP_MIB_REJECT_SENT);
+	rdma_reject(id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
+	return 1;
+}
+
+/* accept() made room: answer held requests, oldest first. */
+void sdp_accept_work(struct work_struct *work)
+{
+	struct sdp_sock *lssk = container_of(work, struct sdp_sock, accept_work);
+	struct sock *lsk = &lssk->sk;
+	struct sdp_sock *child;
+	int err;
+
+	for (;;) {
+		lock_sock(lsk);
+		if (!sdp_listening(lssk) || list_empty(&lssk->held_q) ||
+		    sk_acceptq_is_full(lsk)) {
+			release_sock(lsk);
+			break;
+		}
+		child = list_first_entry(&lssk->held_q, struct sdp_sock, child);
+		sdp_child_unlink(lssk, child);
+		sdp_child_link(lssk, child, SDP_Q_SYN);
+		release_sock(lsk);
+
+		/*
+		 * A queued child's id is destroyed only by its teardown, which
+		 * runs on this same ordered workqueue, or by rdma_cm after
+		 * device removal, which first takes it off the queue.
+		 */
+		err = -ENODEV;
+		if (READ_ONCE(child->id)) {
+			rdma_lock_handler(child->id);
+			err = sdp_passive_accept(child);
+			rdma_unlock_handler(child->id);
+		}
+		if (err)
+			sdp_child_drop(child, -err, SDP_Q_SYN);
+	}
+	sock_put(lsk);
+}
+
+void sdp_accept_kick(struct sdp_sock *lssk)
+{
+	if (list_empty(&lssk->held_q))
+		return;
+	sock_hold(&lssk->sk);
+	if (!queue_work(sdp_listen_wq, &lssk->accept_work))
+		sock_put(&lssk->sk);
+}
+
+/* The passive side is established: the child may be accepted now. */
+void sdp_passive_established(struct sdp_sock *child)
+{
+	struct sdp_sock *lssk = child->parent;
+	struct sock *lsk = &lssk->sk;
+
+	lock_sock(lsk);
+	if (sdp_listening(lssk) && child->queue == SDP_Q_SYN &&
+	    READ_ONCE(child->sk.sk_state) != TCP_CLOSE) {
+		list_move_tail(&child->child, &lssk->accept_q);
+		child->queue = SDP_Q_ACCEPT;
+		lsk->sk_data_ready(lsk);
+	}
+	release_sock(lsk);
+}
+
+/* The oldest established child, off the queue; listener locked. */
+struct sdp_sock *sdp_accept_dequeue(struct sdp_sock *lssk)
+{
+	struct sdp_sock *child;
+
+	if (list_empty(&lssk->accept_q))
+		return NULL;
+	child = list_first_entry(&lssk->accept_q, struct sdp_sock, child);
+	sdp_child_unlink(lssk, child);
+	sdp_accept_kick(lssk);
+	return child;
+}
+
+/*
+ * Stop listening (close or shutdown): no new requests, then drop every
+ * child, one at a time under the lock so that their own events can race.
+ * Called and returns with the listener locked; drops the lock meanwhile.
+ */
+void sdp_listen_stop(struct sdp_sock *lssk)
+{
+	struct sock *lsk = &lssk->sk;
+	struct sdp_sock *child;
+	int q;
+
+	set_bit(SDP_F_STOPPING, &lssk->flags);
+	release_sock(lsk);
+
+	if (cancel_work_sync(&lssk->accept_work))
+		sock_put(lsk);
+	sdp_cm_destroy(lssk);
+	kernel_sock_shutdown(lssk->tcp, SHUT_RDWR);
+
+	for (;;) {
+		lock_sock(lsk);
+		child = NULL;
+		for (q = SDP_Q_ACCEPT; q >= SDP_Q_HELD && !child; q >>= 1)
+			child = list_first_entry_or_null(sdp_queue_list(lssk, q),
+							 struct sdp_sock, child);
+		if (!child)
+			break;
+		sdp_child_unlink(lssk, child);
+		release_sock(lsk);
+		sdp_child_kill(child, ECONNRESET);
+	}
+	sdp_set_state(lsk, TCP_CLOSE);
+	clear_bit(SDP_F_STOPPING, &lssk->flags);
+}
