@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Data integrity over SDP (and TCP, the oracle): random write sizes from
+ * 1 B to 4 MiB in both directions at once, and 64 connections at once
+ * driven by one non-blocking event loop. Every byte is checked against a
+ * keyed generator; for SDP, each socket's RDMA byte counters must equal what
+ * it moved and the rxe links must have carried the packets.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/epoll.h>
+
+#include "kselftest_harness.h"
+#include "sdp_util.h"
+
+/* Eight bytes of stream @key starting at @word * 8. */
+static inline unsigned long long stream_word(unsigned long long key,
+					     unsigned long long word)
+{
+	unsigned long long x = word * 0x9e3779b97f4a7c15ULL + key;
+
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+/* Bytes @off.. of stream @key into @buf (check: compare instead). */
+static long long stream_walk(unsigned long long key, unsigned long long off,
+			     unsigned char *buf, size_t len, bool check)
+{
+	unsigned long long w = stream_word(key, off >> 3);
+	size_t i;
+
+	for (i = 0; i < len; i++, off++) {
+		unsigned char b;
+
+		if (!(off & 7))
+			w = stream_word(key, off >> 3);
+		b = w >> ((off & 7) * 8);
+		if (!check)
+			buf[i] = b;
+		else if (buf[i] != b)
+			return off;
+	}
+	return -1;
+}
+
+static void stream_fill(unsigned long long key, unsigned long long off,
+			unsigned char *buf, size_t len)
+{
+	stream_walk(key, off, buf, len, false);
+}
+
+/* Offset of the first wrong byte in @buf, or -1. */
+static long long stream_check(unsigned long long key, unsigned long long off,
+			      const unsigned char *buf, size_t len)
+{
+	return stream_walk(key, off, (unsigned char *)buf, len, true);
+}
+
+/* Sizes spread evenly over the powers of two from 1 B to @max. */
+static size_t random_size(unsigned int *seed, size_t max)
+{
+	int bits = 0;
+	size_t size;
+
+	while ((1ULL << bits) < max)
+		bits++;
+	size = 1ULL << (rand_r(seed) % (bits + 1));
+	size += rand_r(seed) % size;
+	return size > max ? max : size;
+}
+
+struct stream_job {
+	int fd;
+	unsigned long long key;
+	unsigned long long total;
+	size_t max;
+	unsigned int seed;
+	unsigned long long done;
+	long long bad;		/* first wrong offset, -1 if none */
+	int err;
+};
+
+static void *stream_writer(void *arg)
+{
+	struct stream_job *j = arg;
+	unsigned char *buf = malloc(j->max);
+
+	while (buf && j->done < j->total) {
+		size_t len = random_size(&j->seed, j->max);
+
+		if (len > j->total - j->done)
+			len = j->total - j->done;
+		stream_fill(j->key, j->done, buf, len);
+		if (sdp_write_full(j->fd, buf, len) != (ssize_t)len) {
+			j->err = errno;
+			break;
+		}
+		j->done += len;
+	}
+	free(buf);
+	return NULL;
+}
+
+static void *stream_reader(void *arg)
+{
+	struct stream_job *j = arg;
+	unsigned char *buf = malloc(j->max);
+
+	j->bad = -1;
+	while (buf && j->done < j->total) {
+		size_t len = random_size(&j->seed, j->max);
+		ssize_t n = recv(j->fd, buf, len, 0);
+
+		if (n <= 0) {
+			j->err = n ? errno : EPIPE;
+			break;
+		}
+		if (j->bad < 0)
+			j->bad = stream_check(j->key, j->done, buf, n);
+		j->done += n;
+	}
+	free(buf);
+	return NULL;
+}
+
+FIXTURE(integ) {
+	int family;
+	const char *ip;
+	long long pkts0;
+};
+
+FIXTURE_VARIANT(integ) {
+	bool sdp;
+};
+
+FIXTURE_VARIANT_ADD(integ, tcp) { .sdp = false };
+FIXTURE_VARIANT_ADD(integ, sdp) { .sdp = true };
+
+FIXTURE_SETUP(integ)
+{
+	self->family = variant->sdp ? sdp_family() : AF_INET;
+	self->ip = SDP_A;
+	self->pkts0 = sdp_rxe_counter("sent_pkts");
+}
+
+FIXTURE_TEARDOWN(integ)
+{
+}
+
+static int make_pair(int family, const char *ip, int *a, int *b)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int l = sdp_listener(family, ip, 64, &ss, &len);
+
+	if (l < 0)
+		return -1;
+	*a = sdp_connect(family, &ss, len);
+	*b = *a < 0 ? -1 : accept(l, NULL, NULL);
+	close(l);
+	return *a < 0 || *b < 0 ? -1 : 0;
+}
+
+/* For SDP: @fd moved exactly these bytes over RDMA. */
+static bool rdma_moved(int fd, unsigned long long tx, unsigned long long rx)
+{
+	struct sdp_info info;
+
+	return !sdp_info(fd, &info) && info.transport == SDP_TRANSPORT_RDMA &&
+	       info.tx_bytes == tx && info.rx_bytes == rx;
+}
+
+#define BIDIR_BYTES	(24ULL << 20)
+
+TEST_F_TIMEOUT(integ, bidir_random_sizes_1b_to_4mib, 300)
+{
+	struct stream_job w[2], r[2];
+	pthread_t tw[2], tr[2];
+	int a, b, i;
+
+	ASSERT_EQ(0, make_pair(self->family, self->ip, &a, &b));
+	for (i = 0; i < 2; i++) {
+		w[i] = (struct stream_job){ .fd = i ? b : a, .key = 11 + i,
+					    .total = BIDIR_BYTES, .max = 4 << 20,
+					    .seed = 1 + i };
+		r[i] = (struct stream_job){ .fd = i ? a : b, .key = 11 + i,
+					    .total = BIDIR_BYTES, .max = 4 << 20,
+					    .seed = 7 + i };
+		ASSERT_EQ(0, pthread_create(&tr[i], NULL, stream_reader, &r[i]));
+		ASSERT_EQ(0, pthread_create(&tw[i], NULL, stream_writer, &w[i]));
+	}
+	for (i = 0; i < 2; i++) {
+		pthread_join(tw[i], NULL);
+		pthread_join(tr[i], NULL);
+		EXPECT_EQ(0, w[i].err);
+		EXPECT_EQ(0, r[i].err);
+		EXPECT_EQ(BIDIR_BYTES, r[i].done);
+		EXPECT_EQ(-1, r[i].bad) TH_LOG("stream %d wrong at %lld", i, r[i].bad);
+	}
+	if (variant->sdp) {
+		EXPECT_TRUE(rdma_moved(a, BIDIR_BYTES, BIDIR_BYTES));
+		EXPECT_TRUE(rdma_moved(b, BIDIR_BYTES, BIDIR_BYTES));
+		/* rxe carries at most an MTU (4 KiB) per packet */
+		EXPECT_LE(self->pkts0 + 2 * BIDIR_BYTES / 4096,
+			  sdp_rxe_counter("sent_pkts"));
+	}
+	close(a);
+	close(b);
+}
+
+#define NSOCK		64
+#define PER_DIR		(512ULL << 10)
+#define CHUNK_MAX	(64 << 10)
+
+struct end {
+	int fd;
+	unsigned long long tx, rx;	/* bytes sent and received so far */
+	unsigned long long tx_key, rx_key;
+	unsigned char chunk[CHUNK_MAX];	/* generated, not yet sent */
+	size_t chunk_len, chunk_off;
+	bool tx_shut, rx_eof;
+};
+
+/* Wait only for what the end still needs; finished ends leave the loop. */
+static int end_rearm(int ep, struct end *e, unsigned int idx)
+{
+	struct epoll_event ev = { .data.u32 = idx };
+
+	if (!e->tx_shut)
+		ev.events |= EPOLLOUT;
+	if (!e->rx_eof)
+		ev.events |= EPOLLIN;
+	if (!ev.events)
+		return epoll_ctl(ep, EPOLL_CTL_DEL, e->fd, NULL);
+	return epoll_ctl(ep, EPOLL_CTL_MOD, e->fd, &ev);
+}
+
+/* Send what the socket takes of the end's pending chunk. */
+static int end_send(struct end *e, unsigned int *seed)
+{
+	ssize_t put;
+
+	if (e->chunk_off == e->chunk_len) {
+		size_t len = random_size(seed, CHUNK_MAX);
+		unsigned long long left = PER_DIR - e->tx;
+
+		e->chunk_len = len > left ? left : len;
+		e->chunk_off = 0;
+		stream_fill(e->tx_key, e->tx, e->chunk, e->chunk_len);
+	}
+	put = send(e->fd, e->chunk + e->chunk_off, e->chunk_len - e->chunk_off,
+		   MSG_NOSIGNAL);
+	if (put < 0)
+		return errno == EAGAIN ? 0 : -errno;
+	e->chunk_off += put;
+	e->tx += put;
+	return 0;
+}
+
+TEST_F_TIMEOUT(integ, many_sockets_at_once, 300)
+{
+	static struct end ends[2 * NSOCK];
+	static unsigned char buf[CHUNK_MAX];
+	unsigned int seed = 42;
+	int ep, i, open_ends = 2 * NSOCK;
+	double deadline = sdp_now() + 240;
+
+	ep = epoll_create1(0);
+	ASSERT_LE(0, ep);
+	for (i = 0; i < NSOCK; i++) {
+		struct end *a = &ends[2 * i], *b = &ends[2 * i + 1];
+
+		ASSERT_EQ(0, make_pair(self->family, self->ip, &a->fd, &b->fd))
+			TH_LOG("pair %d: %s", i, strerror(errno));
+		a->tx_key = b->rx_key = 1000 + 2 * i;
+		b->tx_key = a->rx_key = 1001 + 2 * i;
+	}
+	for (i = 0; i < 2 * NSOCK; i++) {
+		struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT,
+					  .data.u32 = i };
+
+		ASSERT_EQ(0, fcntl(ends[i].fd, F_SETFL, O_NONBLOCK));
+		ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, ends[i].fd, &ev));
+	}
+
+	while (open_ends && sdp_now() < deadline) {
+		struct epoll_event evs[32];
+		int n = epoll_wait(ep, evs, 32, 1000);
+
+		ASSERT_LE(0, n);
+		for (int k = 0; k < n; k++) {
+			struct end *e = &ends[evs[k].data.u32];
+
+			if ((evs[k].events & EPOLLOUT) && e->tx < PER_DIR)
+				ASSERT_EQ(0, end_send(e, &seed));
+			if (e->tx == PER_DIR && !e->tx_shut) {
+				ASSERT_EQ(0, shutdown(e->fd, SHUT_WR));
+				e->tx_shut = true;
+				ASSERT_EQ(0, end_rearm(ep, e, evs[k].data.u32));
+				open_ends -= e->rx_eof;
+			}
+			if (!e->rx_eof && (evs[k].events & (EPOLLIN | EPOLLHUP))) {
+				ssize_t got = recv(e->fd, buf,
+						   random_size(&seed, sizeof(buf)), 0);
+
+				if (got < 0) {
+					ASSERT_EQ(EAGAIN, errno);
+				} else if (got == 0) {
+					ASSERT_EQ(PER_DIR, e->rx);
+					e->rx_eof = true;
+					ASSERT_EQ(0, end_rearm(ep, e, evs[k].data.u32));
+					open_ends -= e->tx_shut;
+				} else {
+					ASSERT_EQ(-1, stream_check(e->rx_key, e->rx, buf, got));
+					e->rx += got;
+				}
+			}
+		}
+	}
+	EXPECT_EQ(0, open_ends);
+	for (i = 0; i < 2 * NSOCK; i++) {
+		EXPECT_EQ(PER_DIR, ends[i].rx);
+		if (variant->sdp) {
+			EXPECT_TRUE(rdma_moved(ends[i].fd, PER_DIR, PER_DIR))
+				TH_LOG("end %d", i);
+		}
+		close(ends[i].fd);
+	}
+	if (variant->sdp) {
+		EXPECT_LE(self->pkts0 + 2 * NSOCK * PER_DIR / 4096,
+			  sdp_rxe_counter("sent_pkts"));
+	}
+	close(ep);
+}
+
+TEST_HARNESS_MAIN
