@@ -1,0 +1,592 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The SDP wire protocol against a peer that does not play by the rules: a
+ * userspace rdma_cm/verbs program speaks SDP by hand (BSDH, Hello, HelloAck,
+ * credits) to the kernel's SDP sockets. Well-formed messages must get
+ * through; every malformed one must reset the connection (the socket sees
+ * ECONNRESET), bump the counter that names it and draw an Abort back.
+ * Incompatible Hellos and HelloAcks are refused, and a refused connect()
+ * fails with ECONNREFUSED.
+ */
+#include <pthread.h>
+#include <rdma/rdma_cma.h>
+#include <infiniband/verbs.h>
+#include <sys/time.h>
+
+#include "kselftest_harness.h"
+#include "sdp_util.h"
+
+/* The wire format, written out from the specification on purpose. */
+struct bsdh {
+	uint8_t mid, flags;
+	uint16_t bufs;
+	uint32_t len, mseq, mseq_ack;
+} __attribute__((packed));
+
+struct hh {
+	struct bsdh bsdh;
+	uint8_t majv_minv, ipv_cap, rsvd1, max_adverts;
+	uint32_t desremrcvsz, localrcvsz;
+} __attribute__((packed));
+
+struct hah {
+	struct bsdh bsdh;
+	uint8_t majv_minv, ipv_cap, rsvd1, ext_max_adverts;
+	uint32_t actrcvsz;
+} __attribute__((packed));
+
+enum { MID_HELLO = 0, MID_HELLO_ACK = 1, MID_DISCONN = 2, MID_ABORT = 3,
+       MID_SRCAVAIL = 0xFE, MID_DATA = 0xFF };
+
+#define PEER_BUFS	16
+#define PEER_SIZE	4096
+
+/* One end of a hand-made SDP connection. */
+struct peer {
+	struct rdma_event_channel *ec;
+	struct rdma_cm_id *id, *listen_id;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	unsigned char *mem;	/* PEER_BUFS receive buffers, then send buffers */
+	uint32_t mseq;		/* last we sent */
+	uint32_t rx_mseq;	/* last we received */
+	uint16_t their_bufs;	/* from their Hello/HelloAck */
+	int posted;
+	int rx_mids[64];	/* mids we received, in order */
+	int rx_n;
+};
+
+/*
+ * Wait for the next CM event; 0 if it is @want, else its type + 1000.
+ * Its private data (at most @pdata_size bytes) goes to @pdata.
+ */
+static int wait_event(struct peer *p, enum rdma_cm_event_type want,
+		      void *pdata, int pdata_size, int *pdata_len)
+{
+	struct rdma_cm_event *ev;
+	int got;
+
+	if (rdma_get_cm_event(p->ec, &ev))
+		return -1;
+	got = ev->event;
+	if (pdata && ev->param.conn.private_data) {
+		*pdata_len = ev->param.conn.private_data_len;
+		if (*pdata_len > pdata_size)
+			*pdata_len = pdata_size;
+		memcpy(pdata, ev->param.conn.private_data, *pdata_len);
+	}
+	if (got == RDMA_CM_EVENT_CONNECT_REQUEST)
+		p->id = ev->id;
+	rdma_ack_cm_event(ev);
+	return got == (int)want ? 0 : got + 1000;
+}
+
+static int post_recv(struct peer *p, int i)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)p->mem + i * PEER_SIZE,
+			       .length = PEER_SIZE, .lkey = p->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	return ibv_post_recv(p->id->qp, &wr, &bad);
+}
+
+static int peer_qp(struct peer *p)
+{
+	struct ibv_qp_init_attr attr = {
+		.cap = { .max_send_wr = 64, .max_recv_wr = PEER_BUFS + 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	int i;
+
+	p->pd = ibv_alloc_pd(p->id->verbs);
+	p->cq = ibv_create_cq(p->id->verbs, 128, NULL, NULL, 0);
+	p->mem = calloc(2 * PEER_BUFS, PEER_SIZE);
+	if (!p->pd || !p->cq || !p->mem)
+		return -1;
+	p->mr = ibv_reg_mr(p->pd, p->mem, 2 * PEER_BUFS * PEER_SIZE,
+			   IBV_ACCESS_LOCAL_WRITE);
+	attr.send_cq = attr.recv_cq = p->cq;
+	if (!p->mr || rdma_create_qp(p->id, p->pd, &attr))
+		return -1;
+	for (i = 0; i < PEER_BUFS; i++)
+		if (post_recv(p, i))
+			return -1;
+	p->posted = PEER_BUFS;
+	return 0;
+}
+
+static void fill_bsdh(struct bsdh *h, uint8_t mid, uint16_t bufs, uint32_t len)
+{
+	memset(h, 0, sizeof(*h));
+	h->mid = mid;
+	h->bufs = htons(bufs);
+	h->len = htonl(len);
+}
+
+/* Connect to an SDP listener with @hello; 0, or the unexpected event + 1000. */
+static int peer_connect(struct peer *p, const struct sockaddr_storage *dst,
+			const struct hh *hello, void *reply, int reply_size,
+			int *reply_len)
+{
+	struct rdma_conn_param param = { .private_data = hello,
+					 .private_data_len = sizeof(*hello),
+					 .retry_count = 7, .rnr_retry_count = 7 };
+	int err;
+
+	p->ec = rdma_create_event_channel();
+	if (!p->ec || rdma_create_id(p->ec, &p->id, NULL, RDMA_PS_TCP) ||
+	    rdma_resolve_addr(p->id, NULL, (struct sockaddr *)dst, 2000) ||
+	    wait_event(p, RDMA_CM_EVENT_ADDR_RESOLVED, NULL, 0, NULL) ||
+	    rdma_resolve_route(p->id, 2000) ||
+	    wait_event(p, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL, 0, NULL) ||
+	    peer_qp(p) || rdma_connect(p->id, &param))
+		return -1;
+	err = wait_event(p, RDMA_CM_EVENT_ESTABLISHED, reply, reply_size, reply_len);
+	if (!err)
+		p->their_bufs = ntohs(((struct hah *)reply)->bsdh.bufs);
+	return err;
+}
+
+static void peer_free(struct peer *p)
+{
+	if (p->id && p->id->qp)
+		rdma_destroy_qp(p->id);
+	if (p->mr)
+		ibv_dereg_mr(p->mr);
+	if (p->cq)
+		ibv_destroy_cq(p->cq);
+	if (p->pd)
+		ibv_dealloc_pd(p->pd);
+	if (p->id)
+		rdma_destroy_id(p->id);
+	if (p->listen_id)
+		rdma_destroy_id(p->listen_id);
+	if (p->ec)
+		rdma_destroy_event_channel(p->ec);
+	free(p->mem);
+}
+
+static void good_hello(struct hh *h, int bufs)
+{
+	memset(h, 0, sizeof(*h));
+	fill_bsdh(&h->bsdh, MID_HELLO, bufs, sizeof(*h));
+	h->majv_minv = 0x22;
+	h->ipv_cap = 0x40;
+	h->desremrcvsz = htonl(PEER_SIZE);
+	h->localrcvsz = htonl(PEER_SIZE);
+}
+
+/* Send a message: @h as given (mseq etc. already set) plus @payload. */
+static int send_raw(struct peer *p, const struct bsdh *h, const void *payload,
+		    uint32_t payload_len)
+{
+	unsigned char *buf = p->mem + (PEER_BUFS + (p->mseq % PEER_BUFS)) * PEER_SIZE;
+	struct ibv_sge sge = { .addr = (uintptr_t)buf,
+			       .length = sizeof(*h) + payload_len, .lkey = p->mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED },
+			   *bad;
+
+	memcpy(buf, h, sizeof(*h));
+	memcpy(buf + sizeof(*h), payload, payload_len);
+	return ibv_post_send(p->id->qp, &wr, &bad);
+}
+
+/* A well-formed message with the next mseq. */
+static int send_msg(struct peer *p, uint8_t mid, const void *payload, uint32_t len)
+{
+	struct bsdh h;
+
+	fill_bsdh(&h, mid, PEER_BUFS - 1, sizeof(h) + len);
+	h.mseq = htonl(++p->mseq);
+	h.mseq_ack = htonl(p->rx_mseq);
+	return send_raw(p, &h, payload, len);
+}
+
+/* Take in completions for up to @ms; records the mids we received. */
+static void peer_poll(struct peer *p, int ms)
+{
+	double end = sdp_now() + ms / 1000.0;
+	struct ibv_wc wc;
+
+	while (sdp_now() < end) {
+		int n = ibv_poll_cq(p->cq, 1, &wc);
+
+		if (n <= 0) {
+			usleep(1000);
+			continue;
+		}
+		if (wc.status != IBV_WC_SUCCESS || !(wc.opcode & IBV_WC_RECV))
+			continue;
+		struct bsdh *h = (void *)(p->mem + wc.wr_id * PEER_SIZE);
+
+		p->rx_mseq = ntohl(h->mseq);
+		if (p->rx_n < 64)
+			p->rx_mids[p->rx_n++] = h->mid;
+		post_recv(p, wc.wr_id);
+	}
+}
+
+static bool peer_got(struct peer *p, int mid)
+{
+	int i;
+
+	for (i = 0; i < p->rx_n; i++)
+		if (p->rx_mids[i] == mid)
+			return true;
+	return false;
+}
+
+static long long sdp_stat(const char *name)
+{
+	FILE *f = fopen("/proc/net/sdp_stats", "r");
+	long long v = -1, x;
+	char key[64];
+
+	while (f && fscanf(f, "%63s %lld", key, &x) == 2)
+		if (!strcmp(key, name))
+			v = x;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* The kernel listens with SDP; a hand-made peer connects. */
+FIXTURE(evil_client) {
+	int lfd, sfd;
+	struct sockaddr_storage addr;
+	socklen_t alen;
+	struct peer p;
+	char hah[256];
+	int hah_len;
+};
+
+FIXTURE_SETUP(evil_client)
+{
+	struct timeval tv = { .tv_sec = 5 };
+	struct hh hello;
+
+	memset(&self->p, 0, sizeof(self->p));
+	self->sfd = -1;
+	self->lfd = sdp_listener(sdp_family(), SDP_A, 8, &self->addr, &self->alen);
+	ASSERT_LE(0, self->lfd);
+	good_hello(&hello, PEER_BUFS - 1);
+	ASSERT_EQ(0, peer_connect(&self->p, &self->addr, &hello, self->hah,
+				  sizeof(self->hah), &self->hah_len));
+	self->sfd = accept(self->lfd, NULL, NULL);
+	ASSERT_LE(0, self->sfd);
+	ASSERT_EQ(0, setsockopt(self->sfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+}
+
+FIXTURE_TEARDOWN(evil_client)
+{
+	close(self->sfd);
+	close(self->lfd);
+	peer_free(&self->p);
+}
+
+/* The kernel socket's next read fails with ECONNRESET. */
+#define EXPECT_RESET(self) do {						\
+	char _b[256];							\
+	ssize_t _n;							\
+	while ((_n = recv((self)->sfd, _b, sizeof(_b), 0)) > 0)		\
+		;							\
+	EXPECT_EQ(-1, _n);						\
+	EXPECT_EQ(ECONNRESET, errno);					\
+} while (0)
+
+TEST_F(evil_client, hello_ack_is_well_formed)
+{
+	struct hah *h = (struct hah *)self->hah;
+
+	ASSERT_LE(sizeof(*h), self->hah_len);
+	EXPECT_EQ(MID_HELLO_ACK, h->bsdh.mid);
+	EXPECT_EQ(sizeof(*h), ntohl(h->bsdh.len));
+	EXPECT_EQ(0, ntohl(h->bsdh.mseq));
+	EXPECT_EQ(2, h->majv_minv >> 4);
+	EXPECT_EQ(PEER_SIZE, ntohl(h->actrcvsz));
+	EXPECT_LE(3, ntohs(h->bsdh.bufs));
+}
+
+TEST_F(evil_client, good_data_arrives)
+{
+	char buf[32];
+
+	ASSERT_EQ(0, send_msg(&self->p, MID_DATA, "hello", 5));
+	ASSERT_EQ(5, recv(self->sfd, buf, sizeof(buf), 0));
+	EXPECT_EQ(0, memcmp(buf, "hello", 5));
+	/* and back: the kernel's Data in our buffer */
+	ASSERT_EQ(3, send(self->sfd, "ack", 3, 0));
+	peer_poll(&self->p, 500);
+	EXPECT_TRUE(peer_got(&self->p, MID_DATA));
+	ASSERT_EQ(0, send_msg(&self->p, MID_DISCONN, NULL, 0));
+	EXPECT_EQ(0, recv(self->sfd, buf, sizeof(buf), 0));
+}
+
+TEST_F(evil_client, abort_resets)
+{
+	long long before = sdp_stat("AbortRcvd");
+
+	ASSERT_EQ(0, send_msg(&self->p, MID_ABORT, NULL, 0));
+	EXPECT_RESET(self);
+	EXPECT_EQ(before + 1, sdp_stat("AbortRcvd"));
+}
+
+/* Send @h (and @len payload bytes), expect a reset counted in @counter. */
+static void expect_fault(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(evil_client) *self, struct bsdh *h,
+			 uint32_t len, const char *counter)
+{
+	static char payload[PEER_SIZE];
+	long long before = sdp_stat(counter), aborts = sdp_stat("AbortSent");
+
+	ASSERT_EQ(0, send_raw(&self->p, h, payload, len));
+	EXPECT_RESET(self);
+	EXPECT_EQ(before + 1, sdp_stat(counter));
+	EXPECT_EQ(aborts + 1, sdp_stat("AbortSent"));
+	peer_poll(&self->p, 300);
+	EXPECT_TRUE(peer_got(&self->p, MID_ABORT));
+}
+
+static void next_header(struct peer *p, struct bsdh *h, uint8_t mid, uint32_t len)
+{
+	fill_bsdh(h, mid, PEER_BUFS - 1, sizeof(*h) + len);
+	h->mseq = htonl(++p->mseq);
+	h->mseq_ack = htonl(p->rx_mseq);
+}
+
+TEST_F(evil_client, unknown_mid)
+{
+	struct bsdh h;
+
+	next_header(&self->p, &h, 0x55, 0);
+	expect_fault(_metadata, self, &h, 0, "BadMid");
+}
+
+TEST_F(evil_client, unexpected_srcavail)
+{
+	struct bsdh h;
+
+	next_header(&self->p, &h, MID_SRCAVAIL, 16);
+	expect_fault(_metadata, self, &h, 16, "UnexpectedMid");
+}
+
+TEST_F(evil_client, length_mismatch)
+{
+	struct bsdh h;
+
+	next_header(&self->p, &h, MID_DATA, 100);
+	h.len = htonl(sizeof(h) + 10);
+	expect_fault(_metadata, self, &h, 100, "BadLen");
+}
+
+TEST_F(evil_client, mseq_out_of_order)
+{
+	struct bsdh h;
+
+	next_header(&self->p, &h, MID_DATA, 4);
+	h.mseq = htonl(self->p.mseq + 1);
+	expect_fault(_metadata, self, &h, 4, "BadMseq");
+}
+
+TEST_F(evil_client, mseq_ack_from_the_future)
+{
+	struct bsdh h;
+
+	next_header(&self->p, &h, MID_DATA, 4);
+	h.mseq_ack = htonl(1000);
+	expect_fault(_metadata, self, &h, 4, "BadMseqAck");
+}
+
+TEST_F(evil_client, bufs_beyond_hello)
+{
+	struct bsdh h;
+
+	next_header(&self->p, &h, MID_DATA, 4);
+	h.bufs = htons(PEER_BUFS + 100);
+	expect_fault(_metadata, self, &h, 4, "BadBufs");
+}
+
+/* One Data message more than the HelloAck's bufs lands in the spare. */
+TEST_F(evil_client, data_beyond_credits)
+{
+	struct hah *hah = (struct hah *)self->hah;
+	int bufs = ntohs(hah->bsdh.bufs), i;
+	struct bsdh h;
+
+	for (i = 0; i < bufs; i++)
+		ASSERT_EQ(0, send_msg(&self->p, MID_DATA, "x", 1));
+	next_header(&self->p, &h, MID_DATA, 1);
+	expect_fault(_metadata, self, &h, 1, "BadCredits");
+}
+
+TEST_F(evil_client, data_after_disconn)
+{
+	struct bsdh h;
+	char buf[8];
+
+	ASSERT_EQ(0, send_msg(&self->p, MID_DISCONN, NULL, 0));
+	EXPECT_EQ(0, recv(self->sfd, buf, sizeof(buf), 0));
+	next_header(&self->p, &h, MID_DATA, 4);
+	ASSERT_EQ(0, send_raw(&self->p, &h, "late", 4));
+	peer_poll(&self->p, 500);
+	EXPECT_TRUE(peer_got(&self->p, MID_ABORT));
+}
+
+/* Hellos the listener must refuse. */
+FIXTURE(evil_hello) {
+	int lfd;
+	struct sockaddr_storage addr;
+	socklen_t alen;
+	struct peer p;
+};
+
+FIXTURE_SETUP(evil_hello)
+{
+	memset(&self->p, 0, sizeof(self->p));
+	self->lfd = sdp_listener(sdp_family(), SDP_A, 8, &self->addr, &self->alen);
+	ASSERT_LE(0, self->lfd);
+}
+
+FIXTURE_TEARDOWN(evil_hello)
+{
+	close(self->lfd);
+	peer_free(&self->p);
+}
+
+TEST_F(evil_hello, bad_version_refused)
+{
+	long long before = sdp_stat("RejectSent");
+	struct hh hello;
+	char rej[256];
+	int len = 0;
+
+	good_hello(&hello, PEER_BUFS - 1);
+	hello.majv_minv = 0x10;
+	EXPECT_EQ(1000 + RDMA_CM_EVENT_REJECTED,
+		  peer_connect(&self->p, &self->addr, &hello, rej,
+				       sizeof(rej), &len));
+	ASSERT_LE(2, len);
+	EXPECT_EQ(MID_HELLO, rej[0]);
+	EXPECT_EQ(1, rej[1]);		/* SDP_REJ_VERSION */
+	EXPECT_EQ(before + 1, sdp_stat("RejectSent"));
+}
+
+TEST_F(evil_hello, malformed_hello_refused)
+{
+	struct hh hello;
+	char rej[256];
+	int len = 0;
+
+	good_hello(&hello, 1);		/* too few buffers to ever send data */
+	EXPECT_EQ(1000 + RDMA_CM_EVENT_REJECTED,
+		  peer_connect(&self->p, &self->addr, &hello, rej,
+				       sizeof(rej), &len));
+	ASSERT_LE(2, len);
+	EXPECT_EQ(MID_HELLO, rej[0]);
+	EXPECT_EQ(2, rej[1]);		/* SDP_REJ_MALFORMED */
+}
+
+/* The kernel connects with SDP to a hand-made listener. */
+struct evil_server {
+	struct peer p;
+	int port;
+	int mode;		/* 0: bad HelloAck version, 1: reject, 2: too few bufs */
+	int ready;
+	int event;		/* 0, or the unexpected event + 1000 */
+	struct hh hello;	/* what the kernel sent */
+	int hello_len;
+};
+
+static void *evil_server(void *arg)
+{
+	struct evil_server *s = arg;
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(s->port) };
+	struct rdma_conn_param param = {};
+	struct hah hah = {};
+
+	inet_pton(AF_INET, SDP_A, &sin.sin_addr);
+	s->p.ec = rdma_create_event_channel();
+	if (!s->p.ec || rdma_create_id(s->p.ec, &s->p.listen_id, NULL, RDMA_PS_TCP) ||
+	    rdma_bind_addr(s->p.listen_id, (struct sockaddr *)&sin) ||
+	    rdma_listen(s->p.listen_id, 1)) {
+		s->ready = -1;
+		return NULL;
+	}
+	s->ready = 1;
+	s->event = wait_event(&s->p, RDMA_CM_EVENT_CONNECT_REQUEST, &s->hello,
+			      sizeof(s->hello), &s->hello_len);
+	if (s->event)
+		return NULL;
+	if (s->mode == 1) {
+		rdma_reject(s->p.id, NULL, 0);
+		return NULL;
+	}
+	if (peer_qp(&s->p))
+		return NULL;
+	fill_bsdh(&hah.bsdh, MID_HELLO_ACK, s->mode == 2 ? 1 : PEER_BUFS - 1,
+		  sizeof(hah));
+	hah.majv_minv = s->mode == 0 ? 0x10 : 0x22;
+	hah.actrcvsz = htonl(PEER_SIZE);
+	param.private_data = &hah;
+	param.private_data_len = sizeof(hah);
+	param.rnr_retry_count = 7;
+	rdma_accept(s->p.id, &param);
+	wait_event(&s->p, RDMA_CM_EVENT_ESTABLISHED, NULL, 0, NULL);
+	return NULL;
+}
+
+static int connect_to_evil(struct evil_server *s)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	pthread_t t;
+	int fd, err;
+
+	pthread_create(&t, NULL, evil_server, s);
+	while (!s->ready)
+		usleep(1000);
+	len = sdp_addr(&ss, SDP_A, s->port);
+	fd = sdp_connect(sdp_family(), &ss, len);
+	err = fd < 0 ? errno : 0;
+	if (fd >= 0)
+		close(fd);
+	pthread_join(t, NULL);
+	peer_free(&s->p);
+	return err;
+}
+
+TEST(connect_refused_by_bad_hello_ack)
+{
+	struct evil_server s = { .port = 47001, .mode = 0 };
+	long long before = sdp_stat("BadHello");
+
+	EXPECT_EQ(ECONNREFUSED, connect_to_evil(&s));
+	EXPECT_EQ(0, s.event);
+	EXPECT_EQ(before + 1, sdp_stat("BadHello"));
+	/* and the Hello we sent was well formed */
+	ASSERT_LE(sizeof(s.hello), s.hello_len);
+	EXPECT_EQ(MID_HELLO, s.hello.bsdh.mid);
+	EXPECT_EQ(sizeof(s.hello), ntohl(s.hello.bsdh.len));
+	EXPECT_EQ(0x22, s.hello.majv_minv);
+	EXPECT_EQ(0x40, s.hello.ipv_cap);
+	EXPECT_LE(1024, ntohl(s.hello.localrcvsz));
+}
+
+TEST(connect_refused_by_reject)
+{
+	struct evil_server s = { .port = 47002, .mode = 1 };
+
+	EXPECT_EQ(ECONNREFUSED, connect_to_evil(&s));
+}
+
+TEST(connect_refused_by_too_few_bufs)
+{
+	struct evil_server s = { .port = 47003, .mode = 2 };
+
+	EXPECT_EQ(ECONNREFUSED, connect_to_evil(&s));
+}
+
+TEST_HARNESS_MAIN
