@@ -44,6 +44,7 @@ struct proto sdp_proto = {
 	.owner		= THIS_MODULE,
 	.obj_size	= sizeof(struct sdp_sock),
 	.release_cb	= sdp_release_cb,
+	.keepalive	= sdp_set_keepalive,
 };
 
 /* Pairs with inet_sk_state_load() in poll (inet_sk_state_store is not exported). */
@@ -77,6 +78,7 @@ struct sdp_sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern)
 	sdp_teardown_init(ssk);
 	timer_setup(&ssk->cork_timer, sdp_cork_timer, 0);
 	timer_setup(&ssk->fin_timer, sdp_fin_timer, 0);
+	timer_setup(&ssk->ka_timer, sdp_keepalive_timer, 0);
 	return ssk;
 }
 

@@ -148,6 +148,7 @@ enum {
 	SDP_F_SEND_DISCONN,	/* DisConn once the data before it is posted */
 	SDP_F_RCVD_DISCONN,	/* the peer's DisConn arrived */
 	SDP_F_FIN_TIMEOUT,	/* an orphan lingered too long */
+	SDP_F_KEEPALIVE,	/* the keepalive timer fired */
 	SDP_F_CM_GONE,		/* the QP was disconnected (by us or the peer) */
 	SDP_F_DESTROYED,	/* sdp_destroy() ran */
 	SDP_F_STOPPING,		/* a listener is dropping its children */
@@ -193,6 +194,7 @@ enum sdp_mib_field {
 	SDP_MIB_TX_BYTES,
 	SDP_MIB_RX_BYTES,
 	SDP_MIB_CREDIT_UPDATES,		/* messages sent only to return credits */
+	SDP_MIB_KEEPALIVE_PROBES,
 	SDP_MIB_MAX
 };
 
@@ -253,6 +255,8 @@ struct sdp_sock {
 	struct work_struct	teardown_work;
 	struct timer_list	cork_timer;
 	struct timer_list	fin_timer;
+	struct timer_list	ka_timer;
+	unsigned long		rx_stamp;	/* jiffies of the last message in */
 	char			ibdev[IB_DEVICE_NAME_MAX];
 
 	/* cached SOL_TCP options (the values live in the native socket) */
@@ -362,6 +366,10 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len);
 bool sdp_writeable(const struct sock *sk);
 void sdp_write_space(struct sock *sk);
 void sdp_cork_timer(struct timer_list *t);
+void sdp_keepalive_reset(struct sdp_sock *ssk);
+void sdp_keepalive(struct sdp_sock *ssk);
+void sdp_set_keepalive(struct sock *sk, int on);
+void sdp_keepalive_timer(struct timer_list *t);
 
 /* sdp_close.c */
 void sdp_teardown_init(struct sdp_sock *ssk);

@@ -109,6 +109,7 @@ void sdp_done(struct sock *sk, int err)
 	clear_bit(SDP_F_SEND_DISCONN, &ssk->flags);
 	sk_stop_timer(sk, &ssk->cork_timer);
 	sk_stop_timer(sk, &ssk->fin_timer);
+	sk_stop_timer(sk, &ssk->ka_timer);
 	sdp_update_counts(ssk);
 	if (!sock_flag(sk, SOCK_DEAD)) {
 		sk->sk_state_change(sk);
@@ -184,6 +185,7 @@ void sdp_destroy(struct sdp_sock *ssk)
 	sdp_conn_free(ssk);
 	sk_stop_timer(sk, &ssk->cork_timer);
 	sk_stop_timer(sk, &ssk->fin_timer);
+	sk_stop_timer(sk, &ssk->ka_timer);
 	release_sock(sk);
 	sdp_cm_destroy(ssk);
 	tcp = xchg(&ssk->tcp, NULL);

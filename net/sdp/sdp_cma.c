@@ -63,6 +63,8 @@ void sdp_established(struct sdp_sock *ssk, struct rdma_cm_id *id)
 	SDP_INC_STATS(sock_net(sk), SDP_MIB_ESTABLISHED);
 	if ((1 << sk->sk_state) & (TCPF_SYN_SENT | TCPF_SYN_RECV))
 		sdp_set_state(sk, TCP_ESTABLISHED);
+	ssk->rx_stamp = jiffies;
+	sdp_keepalive_reset(ssk);
 	/* Whatever arrived before this event. */
 	sdp_flush(ssk);
 	if (!sock_flag(sk, SOCK_DEAD)) {

@@ -279,6 +279,8 @@ void sdp_process(struct sdp_sock *ssk)
 
 	if (test_and_clear_bit(SDP_F_FIN_TIMEOUT, &ssk->flags))
 		sdp_abort(ssk, ETIMEDOUT);
+	if (test_and_clear_bit(SDP_F_KEEPALIVE, &ssk->flags))
+		sdp_keepalive(ssk);
 	if (!c || !c->started)
 		return;
 	sdp_tx_reap(ssk);

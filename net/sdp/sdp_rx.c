@@ -123,6 +123,7 @@ static bool sdp_rx_one(struct sdp_sock *ssk, struct sdp_rx_slot *slot)
 	c->rx_mseq = be32_to_cpu(h->mseq);
 	c->tx_mseq_acked = be32_to_cpu(h->mseq_ack);
 	c->tx_bufs = be16_to_cpu(h->bufs);
+	ssk->rx_stamp = jiffies;
 	ssk->stats.rx_msgs++;
 	SDP_INC_STATS(sock_net(sk), SDP_MIB_RX_MSGS);
 

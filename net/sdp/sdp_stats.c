@@ -41,6 +41,7 @@ static const char * const sdp_mib_names[SDP_MIB_MAX] = {
 	[SDP_MIB_TX_BYTES]		= "TxBytes",
 	[SDP_MIB_RX_BYTES]		= "RxBytes",
 	[SDP_MIB_CREDIT_UPDATES]	= "CreditUpdates",
+	[SDP_MIB_KEEPALIVE_PROBES]	= "KeepaliveProbes",
 };
 
 static int sdp_stats_show(struct seq_file *seq, void *v)

@@ -16,6 +16,7 @@
  * returned, even when both rings are full.
  */
 #include <linux/uio.h>
+#include <net/tcp.h>
 
 #include "sdp.h"
 
@@ -265,6 +266,62 @@ void sdp_cork_timer(struct timer_list *t)
 	struct sdp_sock *ssk = from_timer(ssk, t, cork_timer);
 
 	set_bit(SDP_F_PUSH, &ssk->flags);
+	sdp_defer_or_process(ssk);
+	sock_put(&ssk->sk);
+}
+
+/*
+ * SO_KEEPALIVE: once the connection has been idle for TCP_KEEPIDLE, a
+ * message carrying only credits goes out every TCP_KEEPINTVL. A live peer's
+ * HCA acknowledges it; a dead one fails it after the RC retries, and the
+ * socket gets ETIMEDOUT as TCP's would.
+ */
+void sdp_keepalive_reset(struct sdp_sock *ssk)
+{
+	struct sock *sk = &ssk->sk;
+
+	if (sock_flag(sk, SOCK_KEEPOPEN) && sdp_can_send_state(sk) && ssk->tcp)
+		sk_reset_timer(sk, &ssk->ka_timer,
+			       jiffies + keepalive_time_when(tcp_sk(ssk->tcp->sk)));
+	else
+		sk_stop_timer(sk, &ssk->ka_timer);
+}
+
+/* Engine context: the keepalive timer fired. */
+void sdp_keepalive(struct sdp_sock *ssk)
+{
+	struct sdp_conn *c = ssk->conn;
+	const struct tcp_sock *tp;
+	u32 idle, when;
+
+	if (!sock_flag(&ssk->sk, SOCK_KEEPOPEN) || !sdp_can_send_state(&ssk->sk) ||
+	    !c || !c->started || !ssk->tcp)
+		return;
+	tp = tcp_sk(ssk->tcp->sk);
+	idle = jiffies - ssk->rx_stamp;
+	when = keepalive_time_when(tp);
+	if (idle >= when) {
+		if (sdp_ctrl_ok(c) && !sdp_post_ctrl(ssk, SDP_MID_DATA))
+			SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_KEEPALIVE_PROBES);
+		when = keepalive_intvl_when(tp);
+	} else {
+		when -= idle;
+	}
+	sk_reset_timer(&ssk->sk, &ssk->ka_timer, jiffies + when);
+}
+
+/* sk_prot->keepalive: SO_KEEPALIVE was set or cleared. */
+void sdp_set_keepalive(struct sock *sk, int on)
+{
+	sock_valbool_flag(sk, SOCK_KEEPOPEN, on);
+	sdp_keepalive_reset(sdp_sk(sk));
+}
+
+void sdp_keepalive_timer(struct timer_list *t)
+{
+	struct sdp_sock *ssk = from_timer(ssk, t, ka_timer);
+
+	set_bit(SDP_F_KEEPALIVE, &ssk->flags);
 	sdp_defer_or_process(ssk);
 	sock_put(&ssk->sk);
 }

@@ -149,20 +149,6 @@ FIXTURE_TEARDOWN(integ)
 {
 }
 
-static int make_pair(int family, const char *ip, int *a, int *b)
-{
-	struct sockaddr_storage ss;
-	socklen_t len;
-	int l = sdp_listener(family, ip, 64, &ss, &len);
-
-	if (l < 0)
-		return -1;
-	*a = sdp_connect(family, &ss, len);
-	*b = *a < 0 ? -1 : accept(l, NULL, NULL);
-	close(l);
-	return *a < 0 || *b < 0 ? -1 : 0;
-}
-
 /* For SDP: @fd moved exactly these bytes over RDMA. */
 static bool rdma_moved(int fd, unsigned long long tx, unsigned long long rx)
 {
@@ -180,7 +166,7 @@ TEST_F_TIMEOUT(integ, bidir_random_sizes_1b_to_4mib, 300)
 	pthread_t tw[2], tr[2];
 	int a, b, i;
 
-	ASSERT_EQ(0, make_pair(self->family, self->ip, &a, &b));
+	ASSERT_EQ(0, sdp_pair(self->family, self->ip, &a, &b));
 	for (i = 0; i < 2; i++) {
 		w[i] = (struct stream_job){ .fd = i ? b : a, .key = 11 + i,
 					    .total = BIDIR_BYTES, .max = 4 << 20,
@@ -272,7 +258,7 @@ TEST_F_TIMEOUT(integ, many_sockets_at_once, 300)
 	for (i = 0; i < NSOCK; i++) {
 		struct end *a = &ends[2 * i], *b = &ends[2 * i + 1];
 
-		ASSERT_EQ(0, make_pair(self->family, self->ip, &a->fd, &b->fd))
+		ASSERT_EQ(0, sdp_pair(self->family, self->ip, &a->fd, &b->fd))
 			TH_LOG("pair %d: %s", i, strerror(errno));
 		a->tx_key = b->rx_key = 1000 + 2 * i;
 		b->tx_key = a->rx_key = 1001 + 2 * i;

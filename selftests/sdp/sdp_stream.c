@@ -864,6 +864,25 @@ TEST_F(pair, signal_restarts_recv)
 	pthread_join(t, NULL);
 }
 
+TEST_F(pair, signal_interrupts_send)
+{
+	static char buf[65536];
+	ssize_t n;
+
+	/* Fill the pipe, then block on it until the alarm. */
+	ASSERT_EQ(0, fcntl(self->cfd, F_SETFL, O_NONBLOCK));
+	while (send(self->cfd, buf, sizeof(buf), 0) > 0)
+		;
+	ASSERT_EQ(0, fcntl(self->cfd, F_SETFL, 0));
+	arm_alarm(0, 200);
+	n = send(self->cfd, buf, sizeof(buf), 0);
+	if (n < 0) {
+		EXPECT_EQ(EINTR, errno);
+	} else {
+		EXPECT_GT(sizeof(buf), n);	/* a partial count, as TCP */
+	}
+}
+
 TEST_F(pair, signal_interrupts_accept)
 {
 	arm_alarm(0, 100);
@@ -1171,6 +1190,39 @@ TEST_F(sock, listen_backlog)
 	close(l);
 }
 
+/* A connect() waiting on a full backlog: EINTR, then it completes. */
+TEST_F(sock, signal_interrupts_connect)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int l = sdp_listener(self->family, self->ip, 0, &ss, &len);
+	int c[3], a, i;
+
+	ASSERT_LE(0, l);
+	/* backlog 0 holds one connection; fill it */
+	for (i = 0; i < 2; i++) {
+		c[i] = socket(self->family, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		connect(c[i], (struct sockaddr *)&ss, len);
+	}
+	usleep(500000);
+	c[2] = socket(self->family, SOCK_STREAM, 0);
+	arm_alarm(0, 300);
+	EXPECT_EQ(-1, connect(c[2], (struct sockaddr *)&ss, len));
+	EXPECT_EQ(EINTR, errno);
+	/* The attempt goes on in the background (a blocking call would wait). */
+	ASSERT_EQ(0, fcntl(c[2], F_SETFL, O_NONBLOCK));
+	EXPECT_EQ(-1, connect(c[2], (struct sockaddr *)&ss, len));
+	EXPECT_EQ(EALREADY, errno);
+	for (i = 0; i < 3; i++) {
+		a = accept(l, NULL, NULL);
+		ASSERT_LE(0, a);
+		close(a);
+	}
+	for (i = 0; i < 3; i++)
+		close(c[i]);
+	close(l);
+}
+
 TEST_F(sock, tcp_maxseg_before_connect)
 {
 	int fd = socket(self->family, SOCK_STREAM, 0);
@@ -1238,6 +1290,137 @@ TEST_F(sock, ipv6_dual_stack_v4_client)
 	close(a);
 	close(c);
 	close(l);
+}
+
+/* SDP's own machinery: rings, credits, coalescing, keepalive. */
+FIXTURE(sdp) {
+	int a, b;
+};
+
+FIXTURE_SETUP(sdp)
+{
+	ASSERT_EQ(0, sdp_pair(sdp_family(), SDP_A, &self->a, &self->b));
+}
+
+FIXTURE_TEARDOWN(sdp)
+{
+	close(self->a);
+	close(self->b);
+}
+
+/* SO_RCVBUF / SO_SNDBUF set before connecting size the rings. */
+TEST(sdp_sockbuf_sizes_rings)
+{
+	struct sockaddr_storage ss;
+	struct sdp_info ia, ib;
+	socklen_t len;
+	int l, a, b;
+
+	l = socket(sdp_family(), SOCK_STREAM, 0);
+	ASSERT_EQ(0, setint(l, SOL_SOCKET, SO_RCVBUF, 65536));
+	len = sdp_addr(&ss, SDP_A, 0);
+	ASSERT_EQ(0, bind(l, (struct sockaddr *)&ss, len));
+	ASSERT_EQ(0, listen(l, 1));
+	ASSERT_EQ(0, getsockname(l, (struct sockaddr *)&ss, &len));
+	a = socket(sdp_family(), SOCK_STREAM, 0);
+	ASSERT_EQ(0, setint(a, SOL_SOCKET, SO_SNDBUF, 128 * 1024));
+	ASSERT_EQ(0, connect(a, (struct sockaddr *)&ss, len));
+	b = accept(l, NULL, NULL);
+	ASSERT_LE(0, b);
+	ASSERT_EQ(0, sdp_info(a, &ia));
+	ASSERT_EQ(0, sdp_info(b, &ib));
+	/* the child inherits the listener's doubled 64 KiB: 128 KiB / rcv_size */
+	EXPECT_EQ(131072 / ib.rcv_size, ib.rx_bufs);
+	EXPECT_EQ(262144 / ia.rcv_size, ia.tx_bufs);
+	close(a);
+	close(b);
+	close(l);
+}
+
+/* Credits ride on data; alone only when needed, never back and forth. */
+struct bulk_writer {
+	int fd;
+	size_t len;
+};
+
+static void *bulk_writer(void *arg)
+{
+	struct bulk_writer *w = arg;
+	char *buf = calloc(1, w->len);
+
+	sdp_write_full(w->fd, buf, w->len);
+	free(buf);
+	return NULL;
+}
+
+TEST_F(sdp, credit_updates_bounded_and_quiet_when_idle)
+{
+	struct bulk_writer w = { .fd = self->a, .len = 1 << 20 };
+	struct sdp_info ia, ib, ia2, ib2;
+	static char buf[65536];
+	size_t got = 0;
+	pthread_t t;
+
+	ASSERT_EQ(0, pthread_create(&t, NULL, bulk_writer, &w));
+	while (got < w.len) {
+		ssize_t n = recv(self->b, buf, sizeof(buf), 0);
+
+		ASSERT_LT(0, n);
+		got += n;
+	}
+	pthread_join(t, NULL);
+	ASSERT_EQ(0, sdp_info(self->b, &ib));
+	/* at most one update per two messages of data */
+	EXPECT_GE(ib.rx_msgs / 2 + 2, ib.tx_credit_updates);
+	usleep(500000);
+	ASSERT_EQ(0, sdp_info(self->a, &ia));
+	ASSERT_EQ(0, sdp_info(self->b, &ib));
+	usleep(500000);
+	ASSERT_EQ(0, sdp_info(self->a, &ia2));
+	ASSERT_EQ(0, sdp_info(self->b, &ib2));
+	EXPECT_EQ(ia.tx_msgs, ia2.tx_msgs);
+	EXPECT_EQ(ib.tx_msgs, ib2.tx_msgs);
+}
+
+/* Nagle: many small writes become few messages, unless TCP_NODELAY. */
+TEST_F(sdp, nagle_coalesces_small_writes)
+{
+	struct sdp_info before, after;
+	char buf[2000];
+	int i;
+
+	ASSERT_EQ(0, sdp_info(self->a, &before));
+	for (i = 0; i < 1000; i++)
+		ASSERT_EQ(1, send(self->a, "x", 1, 0));
+	ASSERT_EQ(1000, recv(self->b, buf, 1000, MSG_WAITALL));
+	ASSERT_EQ(0, sdp_info(self->a, &after));
+	EXPECT_GT(500, after.tx_msgs - before.tx_msgs);
+
+	ASSERT_EQ(0, setint(self->a, SOL_TCP, TCP_NODELAY, 1));
+	ASSERT_EQ(0, sdp_info(self->a, &before));
+	for (i = 0; i < 100; i++) {
+		ASSERT_EQ(1, send(self->a, "y", 1, 0));
+		/* wait for it so that no two writes share a message */
+		ASSERT_EQ(1, recv(self->b, buf, 1, 0));
+	}
+	ASSERT_EQ(0, sdp_info(self->a, &after));
+	EXPECT_LE(100, after.tx_msgs - before.tx_msgs);
+}
+
+TEST_F(sdp, keepalive_probes_idle_connection)
+{
+	long long probes = sdp_stat("KeepaliveProbes");
+	struct sdp_info info;
+
+	ASSERT_EQ(0, setint(self->a, SOL_TCP, TCP_KEEPIDLE, 1));
+	ASSERT_EQ(0, setint(self->a, SOL_TCP, TCP_KEEPINTVL, 1));
+	ASSERT_EQ(0, setint(self->a, SOL_SOCKET, SO_KEEPALIVE, 1));
+	sleep(3);
+	EXPECT_LE(probes + 1, sdp_stat("KeepaliveProbes"));
+	/* the probes did not disturb the connection */
+	ASSERT_EQ(2, send(self->a, "ok", 2, 0));
+	ASSERT_EQ(2, recv(self->b, &info, 2, MSG_WAITALL));
+	EXPECT_EQ(0, getint(self->a, SOL_SOCKET, SO_ERROR));
 }
 
 TEST_HARNESS_MAIN

@@ -96,6 +96,36 @@ static inline int sdp_connect(int family, const struct sockaddr_storage *ss,
 	return fd;
 }
 
+/* A connected pair over a fresh listener on ip:0. */
+static inline int sdp_pair(int family, const char *ip, int *a, int *b)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int l = sdp_listener(family, ip, 64, &ss, &len);
+
+	if (l < 0)
+		return -1;
+	*a = sdp_connect(family, &ss, len);
+	*b = *a < 0 ? -1 : accept(l, NULL, NULL);
+	close(l);
+	return *a < 0 || *b < 0 ? -1 : 0;
+}
+
+/* A counter of /proc/net/sdp_stats, or -1. */
+static inline long long sdp_stat(const char *name)
+{
+	FILE *f = fopen("/proc/net/sdp_stats", "r");
+	long long v = -1, x;
+	char key[64];
+
+	while (f && fscanf(f, "%63s %lld", key, &x) == 2)
+		if (!strcmp(key, name))
+			v = x;
+	if (f)
+		fclose(f);
+	return v;
+}
+
 static inline int sdp_info(int fd, struct sdp_info *info)
 {
 	socklen_t len = sizeof(*info);

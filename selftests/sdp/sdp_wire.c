@@ -239,20 +239,6 @@ static bool peer_got(struct peer *p, int mid)
 	return false;
 }
 
-static long long sdp_stat(const char *name)
-{
-	FILE *f = fopen("/proc/net/sdp_stats", "r");
-	long long v = -1, x;
-	char key[64];
-
-	while (f && fscanf(f, "%63s %lld", key, &x) == 2)
-		if (!strcmp(key, name))
-			v = x;
-	if (f)
-		fclose(f);
-	return v;
-}
-
 /* The kernel listens with SDP; a hand-made peer connects. */
 FIXTURE(evil_client) {
 	int lfd, sfd;
