@@ -44,6 +44,8 @@ extern int sdp_family;
 /* Credits Data never takes: they carry DisConn, Abort and credit updates. */
 #define SDP_CTRL_CREDITS	1
 #define SDP_RESOLVE_TIMEOUT_MS	2000
+/* Ports tried when rdma_cm already holds the one TCP gave us. */
+#define SDP_BIND_TRIES		8
 /* rnr_retry_count 7 would retry forever; a peer overrunning us is a bug. */
 #define SDP_RNR_RETRY		6
 #define SDP_RETRY		7

@@ -73,12 +73,61 @@ void sdp_established(struct sdp_sock *ssk, struct rdma_cm_id *id)
 	}
 }
 
+/*
+ * Bind @id to the address and port the native socket holds, so that the
+ * connection's port is taken in the TCP port space as in rdma_cm's: the two
+ * agree, and no TCP socket (or SDP listener) can take a port a connection
+ * uses. An unbound socket is bound here; if rdma_cm already has that port
+ * (another rdma_cm user), a fresh native socket tries another.
+ */
+static int sdp_cm_bind_src(struct sdp_sock *ssk, struct rdma_cm_id *id,
+			   const struct sockaddr_storage *dst)
+{
+	bool chosen = inet_sk(ssk->tcp->sk)->inet_num;
+	struct sockaddr_storage src;
+	int tries, err, family;
+
+	for (tries = 0; tries < SDP_BIND_TRIES; tries++) {
+		family = ssk->tcp->sk->sk_family;
+		if (!chosen) {
+			memset(&src, 0, sizeof(src));
+			src.ss_family = family;
+			err = kernel_bind(ssk->tcp, (struct sockaddr *)&src,
+					  family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+							       sizeof(struct sockaddr_in));
+			if (err)
+				return err;
+		}
+		err = kernel_getsockname(ssk->tcp, (struct sockaddr *)&src);
+		if (err < 0)
+			return err;
+		sdp_addr_unmap(&src);
+		if (src.ss_family != dst->ss_family) {
+			/* A dual-stack wildcard bind going to an IPv4 peer. */
+			struct sockaddr_in sin = {
+				.sin_family = AF_INET,
+				.sin_port = ((struct sockaddr_in6 *)&src)->sin6_port,
+			};
+
+			memset(&src, 0, sizeof(src));
+			memcpy(&src, &sin, sizeof(sin));
+		}
+		if (ssk->sk.sk_reuse)
+			rdma_set_reuseaddr(id, 1);
+		err = rdma_bind_addr(id, (struct sockaddr *)&src);
+		if (err != -EADDRINUSE || chosen)
+			return err;
+		err = sdp_tcp_create(ssk, family, NULL);
+		if (err)
+			return err;
+	}
+	return -EADDRINUSE;
+}
+
 /* Start connecting to @dst; events continue in sdp_cm_handler(). */
 int sdp_cm_connect(struct sdp_sock *ssk, struct sockaddr_storage *dst)
 {
 	struct sock *sk = &ssk->sk;
-	struct sockaddr_storage src;
-	struct sockaddr *srcp = NULL;
 	struct rdma_cm_id *id;
 	int err;
 
@@ -90,17 +139,11 @@ int sdp_cm_connect(struct sdp_sock *ssk, struct sockaddr_storage *dst)
 		return PTR_ERR(id);
 	sock_hold(sk);
 	ssk->id = id;
-
-	/* An explicit bind() chose the source address or port. */
-	if (inet_sk(ssk->tcp->sk)->inet_num &&
-	    kernel_getsockname(ssk->tcp, (struct sockaddr *)&src) > 0) {
-		sdp_addr_unmap(&src);
-		if (src.ss_family == dst->ss_family)
-			srcp = (struct sockaddr *)&src;
-	}
 	memcpy(&ssk->daddr, dst, sizeof(ssk->daddr));
-	err = rdma_resolve_addr(id, srcp, (struct sockaddr *)dst,
-				SDP_RESOLVE_TIMEOUT_MS);
+	err = sdp_cm_bind_src(ssk, id, dst);
+	if (!err)
+		err = rdma_resolve_addr(id, NULL, (struct sockaddr *)dst,
+					SDP_RESOLVE_TIMEOUT_MS);
 	if (err)
 		return err;
 	SDP_INC_STATS(sock_net(sk), SDP_MIB_ACTIVE_OPENS);
@@ -312,6 +355,8 @@ int sdp_cm_listen(struct sdp_sock *ssk)
 	ssk->id = id;
 	if (addr.ss_family == AF_INET6)
 		rdma_set_afonly(id, ipv6_only_sock(ssk->tcp->sk));
+	if (sk->sk_reuse)
+		rdma_set_reuseaddr(id, 1);
 	err = rdma_bind_addr(id, (struct sockaddr *)&addr);
 	if (!err)
 		err = rdma_listen(id, SDP_MAX_HELD);
