@@ -339,7 +339,7 @@ u16 sdp_conn_hello_bufs(struct sdp_conn *c);
 void sdp_conn_free(struct sdp_sock *ssk);
 void sdp_process(struct sdp_sock *ssk);
 void __sdp_defer_or_process(struct sdp_sock *ssk);
-void sdp_defer_or_process(struct sdp_sock *ssk);
+void sdp_timer_event(struct sdp_sock *ssk, int bit);
 void sdp_release_cb(struct sock *sk);
 void sdp_flush(struct sdp_sock *ssk);
 void sdp_update_counts(struct sdp_sock *ssk);

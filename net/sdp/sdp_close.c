@@ -165,9 +165,7 @@ void sdp_fin_timer(struct timer_list *t)
 {
 	struct sdp_sock *ssk = from_timer(ssk, t, fin_timer);
 
-	set_bit(SDP_F_FIN_TIMEOUT, &ssk->flags);
-	sdp_defer_or_process(ssk);
-	sock_put(&ssk->sk);
+	sdp_timer_event(ssk, SDP_F_FIN_TIMEOUT);
 }
 
 /*

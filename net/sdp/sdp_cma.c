@@ -124,21 +124,30 @@ static int sdp_cm_bind_src(struct sdp_sock *ssk, struct rdma_cm_id *id,
 	return -EADDRINUSE;
 }
 
+/* A new id for the socket, which owns it (and its reference) from now on. */
+static struct rdma_cm_id *sdp_cm_new_id(struct sdp_sock *ssk)
+{
+	struct rdma_cm_id *id;
+
+	if (WARN_ON_ONCE(ssk->id))
+		return ERR_PTR(-EBUSY);
+	id = rdma_create_id(sock_net(&ssk->sk), sdp_cm_handler, ssk,
+			    RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(id))
+		return id;
+	sock_hold(&ssk->sk);
+	ssk->id = id;
+	return id;
+}
+
 /* Start connecting to @dst; events continue in sdp_cm_handler(). */
 int sdp_cm_connect(struct sdp_sock *ssk, struct sockaddr_storage *dst)
 {
-	struct sock *sk = &ssk->sk;
-	struct rdma_cm_id *id;
+	struct rdma_cm_id *id = sdp_cm_new_id(ssk);
 	int err;
 
-	if (WARN_ON_ONCE(ssk->id))
-		return -EBUSY;
-	id = rdma_create_id(sock_net(sk), sdp_cm_handler, ssk, RDMA_PS_TCP,
-			    IB_QPT_RC);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
-	sock_hold(sk);
-	ssk->id = id;
 	memcpy(&ssk->daddr, dst, sizeof(ssk->daddr));
 	err = sdp_cm_bind_src(ssk, id, dst);
 	if (!err)
@@ -146,7 +155,7 @@ int sdp_cm_connect(struct sdp_sock *ssk, struct sockaddr_storage *dst)
 					SDP_RESOLVE_TIMEOUT_MS);
 	if (err)
 		return err;
-	SDP_INC_STATS(sock_net(sk), SDP_MIB_ACTIVE_OPENS);
+	SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_ACTIVE_OPENS);
 	return 0;
 }
 
@@ -273,16 +282,13 @@ static int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
-		if (sk->sk_state != TCP_SYN_SENT)
-			break;
-		err = rdma_resolve_route(id, SDP_RESOLVE_TIMEOUT_MS);
-		if (err)
-			sdp_connect_failed(ssk, -err);
-		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
 		if (sk->sk_state != TCP_SYN_SENT)
 			break;
-		err = sdp_cm_route_resolved(ssk, id);
+		if (ev->event == RDMA_CM_EVENT_ADDR_RESOLVED)
+			err = rdma_resolve_route(id, SDP_RESOLVE_TIMEOUT_MS);
+		else
+			err = sdp_cm_route_resolved(ssk, id);
 		if (err)
 			sdp_connect_failed(ssk, -err);
 		break;
@@ -336,23 +342,18 @@ int sdp_cm_listen(struct sdp_sock *ssk)
 	struct rdma_cm_id *id;
 	int err;
 
-	if (WARN_ON_ONCE(ssk->id))
-		return -EBUSY;
 	err = kernel_getsockname(ssk->tcp, (struct sockaddr *)&addr);
 	if (err < 0)
 		return err;
 	sdp_addr_unmap(&addr);
-	id = rdma_create_id(sock_net(sk), sdp_cm_handler, ssk, RDMA_PS_TCP,
-			    IB_QPT_RC);
+	/*
+	 * The socket owns the id even if listening fails: a wildcard listen
+	 * can fail half way with requests already waiting for this socket, so
+	 * the caller destroys it after unlocking.
+	 */
+	id = sdp_cm_new_id(ssk);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
-	/*
-	 * Ours even if listening fails: a wildcard listen can fail half way
-	 * with requests already waiting for this socket, so the caller
-	 * destroys it after unlocking.
-	 */
-	sock_hold(sk);
-	ssk->id = id;
 	if (addr.ss_family == AF_INET6)
 		rdma_set_afonly(id, ipv6_only_sock(ssk->tcp->sk));
 	if (sk->sk_reuse)

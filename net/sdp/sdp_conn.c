@@ -299,11 +299,14 @@ void __sdp_defer_or_process(struct sdp_sock *ssk)
 		set_bit(SDP_F_DEFERRED, &ssk->flags);
 }
 
-void sdp_defer_or_process(struct sdp_sock *ssk)
+/* A timer fired: note which (@bit) for the engine and drop its reference. */
+void sdp_timer_event(struct sdp_sock *ssk, int bit)
 {
+	set_bit(bit, &ssk->flags);
 	bh_lock_sock(&ssk->sk);
 	__sdp_defer_or_process(ssk);
 	bh_unlock_sock(&ssk->sk);
+	sock_put(&ssk->sk);
 }
 
 void sdp_release_cb(struct sock *sk)

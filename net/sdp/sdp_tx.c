@@ -265,9 +265,7 @@ void sdp_cork_timer(struct timer_list *t)
 {
 	struct sdp_sock *ssk = from_timer(ssk, t, cork_timer);
 
-	set_bit(SDP_F_PUSH, &ssk->flags);
-	sdp_defer_or_process(ssk);
-	sock_put(&ssk->sk);
+	sdp_timer_event(ssk, SDP_F_PUSH);
 }
 
 /*
@@ -321,9 +319,7 @@ void sdp_keepalive_timer(struct timer_list *t)
 {
 	struct sdp_sock *ssk = from_timer(ssk, t, ka_timer);
 
-	set_bit(SDP_F_KEEPALIVE, &ssk->flags);
-	sdp_defer_or_process(ssk);
-	sock_put(&ssk->sk);
+	sdp_timer_event(ssk, SDP_F_KEEPALIVE);
 }
 
 /* The buffer to copy into: the one being filled, or a free one. */

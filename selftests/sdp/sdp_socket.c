@@ -33,23 +33,13 @@ FIXTURE_TEARDOWN(sock)
 {
 }
 
-static int opt(int fd, int level, int name)
-{
-	socklen_t len = sizeof(int);
-	int v = -1;
-
-	if (getsockopt(fd, level, name, &v, &len))
-		return -errno;
-	return v;
-}
-
 TEST_F(sock, stream_default_protocol)
 {
 	int fd = socket(self->family, SOCK_STREAM, 0);
 
 	ASSERT_LE(0, fd) TH_LOG("socket: %s", strerror(errno));
-	EXPECT_EQ(SOCK_STREAM, opt(fd, SOL_SOCKET, SO_TYPE));
-	EXPECT_EQ(IPPROTO_TCP, opt(fd, SOL_SOCKET, SO_PROTOCOL));
+	EXPECT_EQ(SOCK_STREAM, sdp_getint(fd, SOL_SOCKET, SO_TYPE));
+	EXPECT_EQ(IPPROTO_TCP, sdp_getint(fd, SOL_SOCKET, SO_PROTOCOL));
 	close(fd);
 }
 
@@ -58,7 +48,7 @@ TEST_F(sock, stream_tcp_protocol)
 	int fd = socket(self->family, SOCK_STREAM, IPPROTO_TCP);
 
 	ASSERT_LE(0, fd) TH_LOG("socket: %s", strerror(errno));
-	EXPECT_EQ(IPPROTO_TCP, opt(fd, SOL_SOCKET, SO_PROTOCOL));
+	EXPECT_EQ(IPPROTO_TCP, sdp_getint(fd, SOL_SOCKET, SO_PROTOCOL));
 	close(fd);
 }
 
@@ -69,7 +59,7 @@ TEST_F(sock, type_flags)
 	ASSERT_LE(0, fd);
 	EXPECT_TRUE(fcntl(fd, F_GETFL) & O_NONBLOCK);
 	EXPECT_TRUE(fcntl(fd, F_GETFD) & FD_CLOEXEC);
-	EXPECT_EQ(SOCK_STREAM, opt(fd, SOL_SOCKET, SO_TYPE));
+	EXPECT_EQ(SOCK_STREAM, sdp_getint(fd, SOL_SOCKET, SO_TYPE));
 	close(fd);
 }
 

@@ -418,30 +418,15 @@ TEST_F(pair, so_linger_timeout_delivers)
 	EXPECT_EQ(0, read(self->sfd, in, 1));
 }
 
-static int getint(int fd, int level, int name)
-{
-	socklen_t len = sizeof(int);
-	int v = -1;
-
-	if (getsockopt(fd, level, name, &v, &len))
-		return -errno;
-	return v;
-}
-
-static int setint(int fd, int level, int name, int v)
-{
-	return setsockopt(fd, level, name, &v, sizeof(v)) ? -errno : 0;
-}
-
 TEST_F(pair, so_type_domain_protocol_acceptconn)
 {
-	EXPECT_EQ(SOCK_STREAM, getint(self->cfd, SOL_SOCKET, SO_TYPE));
-	EXPECT_EQ(IPPROTO_TCP, getint(self->cfd, SOL_SOCKET, SO_PROTOCOL));
-	EXPECT_EQ(self->family, getint(self->cfd, SOL_SOCKET, SO_DOMAIN));
-	EXPECT_EQ(self->family, getint(self->sfd, SOL_SOCKET, SO_DOMAIN));
-	EXPECT_EQ(1, getint(self->lfd, SOL_SOCKET, SO_ACCEPTCONN));
-	EXPECT_EQ(0, getint(self->cfd, SOL_SOCKET, SO_ACCEPTCONN));
-	EXPECT_EQ(0, getint(self->cfd, SOL_SOCKET, SO_ERROR));
+	EXPECT_EQ(SOCK_STREAM, sdp_getint(self->cfd, SOL_SOCKET, SO_TYPE));
+	EXPECT_EQ(IPPROTO_TCP, sdp_getint(self->cfd, SOL_SOCKET, SO_PROTOCOL));
+	EXPECT_EQ(self->family, sdp_getint(self->cfd, SOL_SOCKET, SO_DOMAIN));
+	EXPECT_EQ(self->family, sdp_getint(self->sfd, SOL_SOCKET, SO_DOMAIN));
+	EXPECT_EQ(1, sdp_getint(self->lfd, SOL_SOCKET, SO_ACCEPTCONN));
+	EXPECT_EQ(0, sdp_getint(self->cfd, SOL_SOCKET, SO_ACCEPTCONN));
+	EXPECT_EQ(0, sdp_getint(self->cfd, SOL_SOCKET, SO_ERROR));
 }
 
 TEST_F(pair, so_rcvtimeo)
@@ -478,25 +463,25 @@ TEST_F(pair, so_sndtimeo)
 
 TEST_F(pair, so_keepalive_and_tcp_keepidle)
 {
-	EXPECT_EQ(0, getint(self->cfd, SOL_SOCKET, SO_KEEPALIVE));
-	EXPECT_EQ(0, setint(self->cfd, SOL_SOCKET, SO_KEEPALIVE, 1));
-	EXPECT_EQ(1, getint(self->cfd, SOL_SOCKET, SO_KEEPALIVE));
-	EXPECT_EQ(0, setint(self->cfd, SOL_TCP, TCP_KEEPIDLE, 30));
-	EXPECT_EQ(30, getint(self->cfd, SOL_TCP, TCP_KEEPIDLE));
-	EXPECT_EQ(-EINVAL, setint(self->cfd, SOL_TCP, TCP_KEEPIDLE, 0));
-	EXPECT_EQ(0, setint(self->cfd, SOL_TCP, TCP_KEEPINTVL, 5));
-	EXPECT_EQ(5, getint(self->cfd, SOL_TCP, TCP_KEEPINTVL));
-	EXPECT_EQ(0, setint(self->cfd, SOL_TCP, TCP_KEEPCNT, 3));
-	EXPECT_EQ(3, getint(self->cfd, SOL_TCP, TCP_KEEPCNT));
+	EXPECT_EQ(0, sdp_getint(self->cfd, SOL_SOCKET, SO_KEEPALIVE));
+	EXPECT_EQ(0, sdp_setint(self->cfd, SOL_SOCKET, SO_KEEPALIVE, 1));
+	EXPECT_EQ(1, sdp_getint(self->cfd, SOL_SOCKET, SO_KEEPALIVE));
+	EXPECT_EQ(0, sdp_setint(self->cfd, SOL_TCP, TCP_KEEPIDLE, 30));
+	EXPECT_EQ(30, sdp_getint(self->cfd, SOL_TCP, TCP_KEEPIDLE));
+	EXPECT_EQ(-EINVAL, sdp_setint(self->cfd, SOL_TCP, TCP_KEEPIDLE, 0));
+	EXPECT_EQ(0, sdp_setint(self->cfd, SOL_TCP, TCP_KEEPINTVL, 5));
+	EXPECT_EQ(5, sdp_getint(self->cfd, SOL_TCP, TCP_KEEPINTVL));
+	EXPECT_EQ(0, sdp_setint(self->cfd, SOL_TCP, TCP_KEEPCNT, 3));
+	EXPECT_EQ(3, sdp_getint(self->cfd, SOL_TCP, TCP_KEEPCNT));
 }
 
 TEST_F(pair, tcp_nodelay)
 {
 	char buf[4];
 
-	EXPECT_EQ(0, getint(self->cfd, SOL_TCP, TCP_NODELAY));
-	EXPECT_EQ(0, setint(self->cfd, SOL_TCP, TCP_NODELAY, 1));
-	EXPECT_EQ(1, getint(self->cfd, SOL_TCP, TCP_NODELAY));
+	EXPECT_EQ(0, sdp_getint(self->cfd, SOL_TCP, TCP_NODELAY));
+	EXPECT_EQ(0, sdp_setint(self->cfd, SOL_TCP, TCP_NODELAY, 1));
+	EXPECT_EQ(1, sdp_getint(self->cfd, SOL_TCP, TCP_NODELAY));
 	/* small writes go at once with NODELAY */
 	ASSERT_EQ(1, send(self->cfd, "a", 1, 0));
 	ASSERT_EQ(1, send(self->cfd, "b", 1, 0));
@@ -507,12 +492,12 @@ TEST_F(pair, tcp_cork)
 {
 	char buf[16];
 
-	EXPECT_EQ(0, setint(self->cfd, SOL_TCP, TCP_CORK, 1));
-	EXPECT_EQ(1, getint(self->cfd, SOL_TCP, TCP_CORK));
+	EXPECT_EQ(0, sdp_setint(self->cfd, SOL_TCP, TCP_CORK, 1));
+	EXPECT_EQ(1, sdp_getint(self->cfd, SOL_TCP, TCP_CORK));
 	/* The first small write with nothing in flight waits while corked. */
 	ASSERT_EQ(5, send(self->cfd, "corky", 5, 0));
 	EXPECT_EQ(0, sdp_poll1(self->sfd, POLLIN, 50));
-	EXPECT_EQ(0, setint(self->cfd, SOL_TCP, TCP_CORK, 0));
+	EXPECT_EQ(0, sdp_setint(self->cfd, SOL_TCP, TCP_CORK, 0));
 	ASSERT_NE(0, sdp_poll1(self->sfd, POLLIN, 2000) & POLLIN);
 	EXPECT_EQ(5, recv(self->sfd, buf, sizeof(buf), 0));
 }
@@ -522,7 +507,7 @@ TEST_F(pair, cork_expires)
 	char buf[16];
 	double t0 = sdp_now();
 
-	EXPECT_EQ(0, setint(self->cfd, SOL_TCP, TCP_CORK, 1));
+	EXPECT_EQ(0, sdp_setint(self->cfd, SOL_TCP, TCP_CORK, 1));
 	ASSERT_EQ(3, send(self->cfd, "abc", 3, 0));
 	/* TCP holds corked data 200 ms at most. */
 	ASSERT_NE(0, sdp_poll1(self->sfd, POLLIN, 3000) & POLLIN);
@@ -543,8 +528,8 @@ TEST_F(pair, msg_more)
 
 TEST_F(pair, tcp_maxseg_positive)
 {
-	EXPECT_LT(0, getint(self->cfd, SOL_TCP, TCP_MAXSEG));
-	EXPECT_LT(0, getint(self->sfd, SOL_TCP, TCP_MAXSEG));
+	EXPECT_LT(0, sdp_getint(self->cfd, SOL_TCP, TCP_MAXSEG));
+	EXPECT_LT(0, sdp_getint(self->sfd, SOL_TCP, TCP_MAXSEG));
 }
 
 TEST_F(pair, tcp_info_state)
@@ -714,8 +699,8 @@ TEST_F(pair, epollerr_on_reset)
 	self->sfd = -1;
 	ASSERT_EQ(1, epoll_wait(ep, &ev, 1, 5000));
 	EXPECT_EQ(EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR, ev.events);
-	EXPECT_EQ(ECONNRESET, getint(self->cfd, SOL_SOCKET, SO_ERROR));
-	EXPECT_EQ(0, getint(self->cfd, SOL_SOCKET, SO_ERROR));
+	EXPECT_EQ(ECONNRESET, sdp_getint(self->cfd, SOL_SOCKET, SO_ERROR));
+	EXPECT_EQ(0, sdp_getint(self->cfd, SOL_SOCKET, SO_ERROR));
 	close(ep);
 }
 
@@ -937,10 +922,10 @@ TEST_F(pair, connect_again_eisconn)
 
 TEST_F(pair, sockbuf_sizes)
 {
-	EXPECT_EQ(0, setint(self->cfd, SOL_SOCKET, SO_RCVBUF, 65536));
-	EXPECT_EQ(131072, getint(self->cfd, SOL_SOCKET, SO_RCVBUF));
-	EXPECT_EQ(0, setint(self->cfd, SOL_SOCKET, SO_SNDBUF, 32768));
-	EXPECT_EQ(65536, getint(self->cfd, SOL_SOCKET, SO_SNDBUF));
+	EXPECT_EQ(0, sdp_setint(self->cfd, SOL_SOCKET, SO_RCVBUF, 65536));
+	EXPECT_EQ(131072, sdp_getint(self->cfd, SOL_SOCKET, SO_RCVBUF));
+	EXPECT_EQ(0, sdp_setint(self->cfd, SOL_SOCKET, SO_SNDBUF, 32768));
+	EXPECT_EQ(65536, sdp_getint(self->cfd, SOL_SOCKET, SO_SNDBUF));
 }
 
 /* Sockets on their own: bind, listen, connect. */
@@ -1092,7 +1077,7 @@ TEST_F(sock, connect_nonblocking_refused)
 	if (r == -1 && errno == EINPROGRESS) {
 		ASSERT_NE(0, sdp_poll1(fd, POLLOUT, 10000));
 		EXPECT_EQ(POLLOUT | POLLERR | POLLHUP, sdp_poll1(fd, POLLOUT, 0));
-		EXPECT_EQ(ECONNREFUSED, getint(fd, SOL_SOCKET, SO_ERROR));
+		EXPECT_EQ(ECONNREFUSED, sdp_getint(fd, SOL_SOCKET, SO_ERROR));
 	} else {
 		EXPECT_EQ(-1, r);
 		EXPECT_EQ(ECONNREFUSED, errno);
@@ -1112,7 +1097,7 @@ TEST_F(sock, connect_nonblocking)
 	r = connect(fd, (struct sockaddr *)&ss, len);
 	EXPECT_TRUE(r == 0 || errno == EINPROGRESS);
 	ASSERT_NE(0, sdp_poll1(fd, POLLOUT, 10000) & POLLOUT);
-	EXPECT_EQ(0, getint(fd, SOL_SOCKET, SO_ERROR));
+	EXPECT_EQ(0, sdp_getint(fd, SOL_SOCKET, SO_ERROR));
 	/* The first call after the connection completed reports success. */
 	EXPECT_EQ(0, connect(fd, (struct sockaddr *)&ss, len));
 	EXPECT_EQ(-1, connect(fd, (struct sockaddr *)&ss, len));
@@ -1191,7 +1176,7 @@ TEST_F(sock, listen_backlog)
 	}
 	for (i = 0; i < 4; i++) {
 		ASSERT_NE(0, sdp_poll1(c[i], POLLOUT, 10000) & POLLOUT);
-		EXPECT_EQ(0, getint(c[i], SOL_SOCKET, SO_ERROR));
+		EXPECT_EQ(0, sdp_getint(c[i], SOL_SOCKET, SO_ERROR));
 		EXPECT_EQ(1, send(a[i], "k", 1, 0));
 	}
 	for (i = 0; i < 4; i++) {
@@ -1242,9 +1227,9 @@ TEST_F(sock, tcp_maxseg_before_connect)
 {
 	int fd = socket(self->family, SOCK_STREAM, 0);
 
-	EXPECT_EQ(0, setint(fd, SOL_TCP, TCP_MAXSEG, 1000));
-	EXPECT_EQ(1000, getint(fd, SOL_TCP, TCP_MAXSEG));
-	EXPECT_EQ(-EINVAL, setint(fd, SOL_TCP, TCP_MAXSEG, 10));
+	EXPECT_EQ(0, sdp_setint(fd, SOL_TCP, TCP_MAXSEG, 1000));
+	EXPECT_EQ(1000, sdp_getint(fd, SOL_TCP, TCP_MAXSEG));
+	EXPECT_EQ(-EINVAL, sdp_setint(fd, SOL_TCP, TCP_MAXSEG, 10));
 	close(fd);
 }
 
@@ -1257,15 +1242,15 @@ TEST_F(sock, ipv6_v6only)
 	if (!strchr(self->ip, ':'))
 		SKIP(return, "IPv6 only");
 	fd = socket(self->family, SOCK_STREAM, 0);
-	ASSERT_EQ(0, setint(fd, SOL_IPV6, IPV6_V6ONLY, 1));
-	EXPECT_EQ(1, getint(fd, SOL_IPV6, IPV6_V6ONLY));
+	ASSERT_EQ(0, sdp_setint(fd, SOL_IPV6, IPV6_V6ONLY, 1));
+	EXPECT_EQ(1, sdp_getint(fd, SOL_IPV6, IPV6_V6ONLY));
 	len = sdp_addr(&ss, "::", 0);
 	ASSERT_EQ(0, bind(fd, (struct sockaddr *)&ss, len));
 	ASSERT_EQ(0, listen(fd, 1));
 	ASSERT_EQ(0, getsockname(fd, (struct sockaddr *)&ss, &len));
 	/* a v4-mapped destination is unreachable from a v6-only socket */
 	c = socket(self->family, SOCK_STREAM, 0);
-	ASSERT_EQ(0, setint(c, SOL_IPV6, IPV6_V6ONLY, 1));
+	ASSERT_EQ(0, sdp_setint(c, SOL_IPV6, IPV6_V6ONLY, 1));
 	len = sdp_addr(&ss, "::ffff:198.18.0.1", sdp_port(&ss));
 	EXPECT_EQ(-1, connect(c, (struct sockaddr *)&ss, len));
 	EXPECT_EQ(ENETUNREACH, errno);
@@ -1285,7 +1270,7 @@ TEST_F(sock, ipv6_dual_stack_v4_client)
 	if (!strchr(self->ip, ':'))
 		SKIP(return, "IPv6 only");
 	l = socket(self->family, SOCK_STREAM, 0);
-	ASSERT_EQ(0, setint(l, SOL_IPV6, IPV6_V6ONLY, 0));
+	ASSERT_EQ(0, sdp_setint(l, SOL_IPV6, IPV6_V6ONLY, 0));
 	len = sdp_addr(&ss, "::", 0);
 	ASSERT_EQ(0, bind(l, (struct sockaddr *)&ss, len));
 	ASSERT_EQ(0, listen(l, 4));
@@ -1332,13 +1317,13 @@ TEST(sdp_sockbuf_sizes_rings)
 	int l, a, b;
 
 	l = socket(sdp_family(), SOCK_STREAM, 0);
-	ASSERT_EQ(0, setint(l, SOL_SOCKET, SO_RCVBUF, 65536));
+	ASSERT_EQ(0, sdp_setint(l, SOL_SOCKET, SO_RCVBUF, 65536));
 	len = sdp_addr(&ss, SDP_A, 0);
 	ASSERT_EQ(0, bind(l, (struct sockaddr *)&ss, len));
 	ASSERT_EQ(0, listen(l, 1));
 	ASSERT_EQ(0, getsockname(l, (struct sockaddr *)&ss, &len));
 	a = socket(sdp_family(), SOCK_STREAM, 0);
-	ASSERT_EQ(0, setint(a, SOL_SOCKET, SO_SNDBUF, 128 * 1024));
+	ASSERT_EQ(0, sdp_setint(a, SOL_SOCKET, SO_SNDBUF, 128 * 1024));
 	ASSERT_EQ(0, connect(a, (struct sockaddr *)&ss, len));
 	b = accept(l, NULL, NULL);
 	ASSERT_LE(0, b);
@@ -1411,7 +1396,7 @@ TEST_F(sdp, nagle_coalesces_small_writes)
 	ASSERT_EQ(0, sdp_info(self->a, &after));
 	EXPECT_GT(500, after.tx_msgs - before.tx_msgs);
 
-	ASSERT_EQ(0, setint(self->a, SOL_TCP, TCP_NODELAY, 1));
+	ASSERT_EQ(0, sdp_setint(self->a, SOL_TCP, TCP_NODELAY, 1));
 	ASSERT_EQ(0, sdp_info(self->a, &before));
 	for (i = 0; i < 100; i++) {
 		ASSERT_EQ(1, send(self->a, "y", 1, 0));
@@ -1427,15 +1412,15 @@ TEST_F(sdp, keepalive_probes_idle_connection)
 	long long probes = sdp_stat("KeepaliveProbes");
 	struct sdp_info info;
 
-	ASSERT_EQ(0, setint(self->a, SOL_TCP, TCP_KEEPIDLE, 1));
-	ASSERT_EQ(0, setint(self->a, SOL_TCP, TCP_KEEPINTVL, 1));
-	ASSERT_EQ(0, setint(self->a, SOL_SOCKET, SO_KEEPALIVE, 1));
+	ASSERT_EQ(0, sdp_setint(self->a, SOL_TCP, TCP_KEEPIDLE, 1));
+	ASSERT_EQ(0, sdp_setint(self->a, SOL_TCP, TCP_KEEPINTVL, 1));
+	ASSERT_EQ(0, sdp_setint(self->a, SOL_SOCKET, SO_KEEPALIVE, 1));
 	sleep(3);
 	EXPECT_LE(probes + 1, sdp_stat("KeepaliveProbes"));
 	/* the probes did not disturb the connection */
 	ASSERT_EQ(2, send(self->a, "ok", 2, 0));
 	ASSERT_EQ(2, recv(self->b, &info, 2, MSG_WAITALL));
-	EXPECT_EQ(0, getint(self->a, SOL_SOCKET, SO_ERROR));
+	EXPECT_EQ(0, sdp_getint(self->a, SOL_SOCKET, SO_ERROR));
 }
 
 TEST_HARNESS_MAIN

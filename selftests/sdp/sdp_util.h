@@ -111,6 +111,22 @@ static inline int sdp_pair(int family, const char *ip, int *a, int *b)
 	return *a < 0 || *b < 0 ? -1 : 0;
 }
 
+/* An int socket option, or -errno. */
+static inline int sdp_getint(int fd, int level, int name)
+{
+	socklen_t len = sizeof(int);
+	int v = -1;
+
+	if (getsockopt(fd, level, name, &v, &len))
+		return -errno;
+	return v;
+}
+
+static inline int sdp_setint(int fd, int level, int name, int v)
+{
+	return setsockopt(fd, level, name, &v, sizeof(v)) ? -errno : 0;
+}
+
 /* A counter of /proc/net/sdp_stats, or -1. */
 static inline long long sdp_stat(const char *name)
 {
