@@ -37,7 +37,6 @@ module_param_named(tx_bufs, sdp_tx_bufs, uint, 0644);
 MODULE_PARM_DESC(tx_bufs, "send buffers per connection unless SO_SNDBUF is set (4..256)");
 
 struct workqueue_struct *sdp_wq;
-struct workqueue_struct *sdp_listen_wq;
 
 struct proto sdp_proto = {
 	.name		= "SDP",
@@ -72,13 +71,13 @@ struct sdp_sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern)
 	sk->sk_write_space = sdp_write_space;
 	INIT_LIST_HEAD(&ssk->syn_q);
 	INIT_LIST_HEAD(&ssk->accept_q);
-	INIT_LIST_HEAD(&ssk->held_q);
 	INIT_LIST_HEAD(&ssk->child);
-	INIT_WORK(&ssk->accept_work, sdp_accept_work);
+	sdp_cm_init(ssk);
 	sdp_teardown_init(ssk);
 	timer_setup(&ssk->cork_timer, sdp_cork_timer, 0);
 	timer_setup(&ssk->fin_timer, sdp_fin_timer, 0);
 	timer_setup(&ssk->ka_timer, sdp_keepalive_timer, 0);
+	sdp_fb_init(ssk);
 	return ssk;
 }
 
@@ -106,18 +105,19 @@ int sdp_tcp_create(struct sdp_sock *ssk, int family, struct socket *opts_from)
 	sdp_tcp_sync(ssk);
 	if (opts_from || old)
 		sdp_tcp_copy_opts(tcp, opts_from ? : old);
-	if (old)
+	if (old) {
+		sdp_fb_detach(ssk, old);
 		sock_release(old);
+	}
+	/* A socket the program holds: TCP wakes its waiters (see fallback). */
+	if (ssk->sk.sk_socket)
+		sdp_fb_attach(ssk);
 	sdp_tcp_refresh(ssk);
 	return 0;
 }
 
-/*
- * A child takes its listener's options, as a TCP child clones its
- * listener: socket-level settings, and the native socket's family and
- * SOL_TCP state.
- */
-int sdp_inherit(struct sdp_sock *child, struct sdp_sock *parent)
+/* A child takes its listener's socket-level settings, as TCP's clones do. */
+void sdp_inherit_sk(struct sdp_sock *child, struct sdp_sock *parent)
 {
 	struct sock *csk = &child->sk, *psk = &parent->sk;
 
@@ -134,6 +134,12 @@ int sdp_inherit(struct sdp_sock *child, struct sdp_sock *parent)
 	sock_valbool_flag(csk, SOCK_LINGER, sock_flag(psk, SOCK_LINGER));
 	sock_valbool_flag(csk, SOCK_KEEPOPEN, sock_flag(psk, SOCK_KEEPOPEN));
 	sock_valbool_flag(csk, SOCK_URGINLINE, sock_flag(psk, SOCK_URGINLINE));
+}
+
+/* An RDMA child: the settings, and a native socket like its listener's. */
+int sdp_inherit(struct sdp_sock *child, struct sdp_sock *parent)
+{
+	sdp_inherit_sk(child, parent);
 	return sdp_tcp_create(child, parent->tcp->sk->sk_family, parent->tcp);
 }
 
@@ -155,6 +161,8 @@ static int sdp_bind(struct socket *sock, struct sockaddr *uaddr, int addr_len)
 	struct sockaddr_storage addr;
 	int len;
 
+	if (sdp_fb(ssk))
+		return ssk->tcp->ops->bind(ssk->tcp, uaddr, addr_len);
 	lock_sock(sock->sk);
 	len = sdp_addr_from_user(ssk, uaddr, addr_len, &addr, false);
 	if (len >= 0) {
@@ -173,6 +181,8 @@ static int sdp_listen(struct socket *sock, int backlog)
 	bool cm_failed = false;
 	int err = -EINVAL;
 
+	if (sdp_fb(ssk))
+		return ssk->tcp->ops->listen(ssk->tcp, backlog);
 	lock_sock(sk);
 	if (sock->state != SS_UNCONNECTED ||
 	    !((1 << sk->sk_state) & (TCPF_CLOSE | TCPF_LISTEN)) ||
@@ -187,12 +197,14 @@ static int sdp_listen(struct socket *sock, int backlog)
 	WRITE_ONCE(sk->sk_max_ack_backlog, backlog);
 	if (sk->sk_state != TCP_LISTEN) {
 		/* Without an RDMA device here the listener serves TCP only. */
-		cm_failed = sdp_cm_listen(ssk);
-		if (cm_failed)
-			SDP_INC_STATS(sock_net(sk), SDP_MIB_LISTEN_NO_RDMA);
+		if (!READ_ONCE(sdp_net(sock_net(sk))->enabled)) {
+			sdp_fb_listener(ssk, SDP_FB_POLICY);
+		} else {
+			cm_failed = sdp_cm_listen(ssk);
+			if (cm_failed)
+				sdp_fb_listener(ssk, SDP_FB_NO_RDMA_LISTEN);
+		}
 		sdp_set_state(sk, TCP_LISTEN);
-	} else {
-		sdp_accept_kick(ssk);
 	}
 out:
 	release_sock(sk);
@@ -212,15 +224,20 @@ static int sdp_accept(struct socket *sock, struct socket *newsock, int flags,
 	long timeo;
 	int err;
 
+	if (sdp_fb(ssk))
+		return ssk->tcp->ops->accept(ssk->tcp, newsock, flags, kern);
 	lock_sock(sk);
 	err = -EINVAL;
 	if (sk->sk_state != TCP_LISTEN)
 		goto out;
 	timeo = sock_rcvtimeo(sk, flags & O_NONBLOCK);
+	/* RDMA clients and plain TCP clients of the native listener alike. */
 	while (!(child = sdp_accept_dequeue(ssk))) {
 		DEFINE_WAIT_FUNC(wait, woken_wake_function);
 
-		err = -EAGAIN;
+		err = sdp_fb_accept(ssk, newsock, flags, kern);
+		if (err != -EAGAIN)
+			goto out;
 		if (!timeo)
 			goto out;
 		err = sock_intr_errno(timeo);
@@ -228,6 +245,7 @@ static int sdp_accept(struct socket *sock, struct socket *newsock, int flags,
 			goto out;
 		add_wait_queue(sk_sleep(sk), &wait);
 		sk_wait_event(sk, &timeo, !list_empty(&ssk->accept_q) ||
+			      sdp_fb_pending(ssk) ||
 			      sk->sk_state != TCP_LISTEN, &wait);
 		remove_wait_queue(sk_sleep(sk), &wait);
 		err = -EINVAL;
@@ -275,8 +293,11 @@ void sdp_rdma_reset(struct sdp_sock *ssk)
 	sdp_conn_free(ssk);
 	release_sock(sk);
 	flush_work(&ssk->teardown_work);
+	if (cancel_delayed_work_sync(&ssk->retry_work))
+		sock_put(sk);
 	sdp_cm_destroy(ssk);
 	lock_sock(sk);
+	ssk->syn_retries = 0;
 	ssk->flags &= BIT(SDP_F_DEFERRED);
 	ssk->transport = SDP_TRANSPORT_NONE;
 	sock_reset_flag(sk, SOCK_DONE);
@@ -292,8 +313,10 @@ static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int addr_len
 	struct sdp_sock *ssk = sdp_sk(sk);
 	struct sockaddr_storage dst;
 	long timeo;
-	int err;
+	int err, reason;
 
+	if (sdp_fb(ssk))
+		return sdp_fb_connect(sock, uaddr, addr_len, flags);
 	lock_sock(sk);
 	if (addr_len >= (int)sizeof(uaddr->sa_family) &&
 	    uaddr->sa_family == AF_UNSPEC) {
@@ -320,6 +343,8 @@ static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int addr_len
 		err = sdp_addr_from_user(ssk, uaddr, addr_len, &dst, true);
 		if (err < 0)
 			goto out;
+		memcpy(&ssk->fb_addr, &dst, sizeof(dst));
+		ssk->fb_addrlen = err;
 		/* Claimed: concurrent connect() calls now see EALREADY. */
 		sock->state = SS_CONNECTING;
 		sdp_set_state(sk, TCP_SYN_SENT);
@@ -333,14 +358,28 @@ static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int addr_len
 		WRITE_ONCE(sk->sk_shutdown, 0);
 		sk->sk_err = 0;
 		sdp_tcp_sync(ssk);
-		err = sdp_cm_connect(ssk, &dst);
-		if (err) {
-			sdp_set_state(sk, TCP_CLOSE);
-			sock->state = SS_UNCONNECTED;
-			goto out;
+		reason = sdp_fb_reason_now(ssk, &dst);
+		if (!reason) {
+			err = sdp_cm_connect(ssk, &dst);
+			if (!err) {
+				sdp_fb_arm(ssk);
+				err = -EINPROGRESS;
+				break;
+			}
+			/* Nothing on the way there speaks RDMA. */
+			reason = SDP_FB_NO_DEVICE;
+			if (!sdp_fb_failed(ssk, reason)) {
+				err = -sdp_fb_errno(reason);
+				sdp_set_state(sk, TCP_CLOSE);
+				sock->state = SS_UNCONNECTED;
+				goto out;
+			}
 		}
-		err = -EINPROGRESS;
-		break;
+		/* TCP from the start: its connect() does it all. */
+		sdp_fb_switch(ssk, reason);
+		release_sock(sk);
+		return sdp_fb_connect(sock, (struct sockaddr *)&ssk->fb_addr,
+				      ssk->fb_addrlen, flags);
 	}
 
 	timeo = sock_sndtimeo(sk, flags & O_NONBLOCK);
@@ -353,6 +392,12 @@ static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int addr_len
 			if (!timeo || signal_pending(current))
 				goto out;
 		}
+	}
+	if (sdp_fb(ssk)) {
+		/* Fell back while we waited: TCP's connect() finishes it. */
+		release_sock(sk);
+		return sdp_fb_connect(sock, (struct sockaddr *)&ssk->fb_addr,
+				      ssk->fb_addrlen, flags);
 	}
 	if (sk->sk_state == TCP_CLOSE)
 		goto sock_error;
@@ -374,6 +419,8 @@ static int sdp_getname(struct socket *sock, struct sockaddr *uaddr, int peer)
 	struct sdp_sock *ssk = sdp_sk(sk);
 	int len;
 
+	if (sdp_fb(ssk))
+		return ssk->tcp->ops->getname(ssk->tcp, uaddr, peer);
 	lock_sock(sk);
 	if (peer) {
 		len = -ENOTCONN;
@@ -401,9 +448,16 @@ static __poll_t sdp_poll(struct file *file, struct socket *sock, poll_table *wai
 	int state;
 
 	sock_poll_wait(file, sock, wait);
+	/* The native socket wakes our queue; ask it for its bits only. */
+	if (sdp_fb(ssk))
+		return ssk->tcp->ops->poll(file, ssk->tcp, NULL);
 	state = inet_sk_state_load(sk);
-	if (state == TCP_LISTEN)
-		return list_empty_careful(&ssk->accept_q) ? 0 : EPOLLIN | EPOLLRDNORM;
+	if (state == TCP_LISTEN) {
+		mask = ssk->tcp->ops->poll(file, ssk->tcp, NULL) & (EPOLLIN | EPOLLRDNORM);
+		if (!list_empty_careful(&ssk->accept_q))
+			mask |= EPOLLIN | EPOLLRDNORM;
+		return mask;
+	}
 
 	shutdown = READ_ONCE(sk->sk_shutdown);
 	if (shutdown == SHUTDOWN_MASK || state == TCP_CLOSE)
@@ -442,6 +496,8 @@ static int sdp_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
 	struct sdp_sock *ssk = sdp_sk(sk);
 	int answ;
 
+	if (sdp_fb(ssk))
+		return ssk->tcp->ops->ioctl(ssk->tcp, cmd, arg);
 	switch (cmd) {
 	case SIOCINQ:
 	case SIOCOUTQ:
@@ -476,8 +532,11 @@ static int sdp_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
 static int sdp_shutdown(struct socket *sock, int how)
 {
 	struct sock *sk = sock->sk;
+	struct sdp_sock *ssk = sdp_sk(sk);
 	int err = 0;
 
+	if (sdp_fb(ssk))
+		return ssk->tcp->ops->shutdown(ssk->tcp, how);
 	how++;
 	if ((how & ~SHUTDOWN_MASK) || !how)
 		return -EINVAL;
@@ -512,6 +571,16 @@ static int sdp_shutdown(struct socket *sock, int how)
 	return err;
 }
 
+static int sdp_mmap(struct file *file, struct socket *sock,
+		    struct vm_area_struct *vma)
+{
+	struct sdp_sock *ssk = sdp_sk(sock->sk);
+
+	if (sdp_fb(ssk))
+		return ssk->tcp->ops->mmap(file, ssk->tcp, vma);
+	return -ENODEV;
+}
+
 struct proto_ops sdp_proto_ops = {
 	.owner		= THIS_MODULE,
 	.release	= sdp_release,
@@ -529,7 +598,7 @@ struct proto_ops sdp_proto_ops = {
 	.getsockopt	= sdp_getsockopt,
 	.sendmsg	= sdp_sendmsg,
 	.recvmsg	= sdp_recvmsg,
-	.mmap		= sock_no_mmap,
+	.mmap		= sdp_mmap,
 	.sendpage	= sock_no_sendpage,
 };
 
@@ -581,15 +650,12 @@ static int __init sdp_init(void)
 	sdp_wq = alloc_workqueue("sdp", WQ_MEM_RECLAIM, 0);
 	if (!sdp_wq)
 		goto out;
-	sdp_listen_wq = alloc_ordered_workqueue("sdp_listen", WQ_MEM_RECLAIM);
-	if (!sdp_listen_wq)
-		goto out_wq;
-	err = sdp_stats_init();
+	err = sdp_netns_init();
 	if (err)
-		goto out_listen_wq;
+		goto out_wq;
 	err = proto_register(&sdp_proto, 1);
 	if (err)
-		goto out_stats;
+		goto out_netns;
 	err = sdp_dev_init();
 	if (err)
 		goto out_proto;
@@ -606,10 +672,8 @@ out_dev:
 	sdp_dev_exit();
 out_proto:
 	proto_unregister(&sdp_proto);
-out_stats:
-	sdp_stats_exit();
-out_listen_wq:
-	destroy_workqueue(sdp_listen_wq);
+out_netns:
+	sdp_netns_exit();
 out_wq:
 	destroy_workqueue(sdp_wq);
 out:
@@ -621,10 +685,9 @@ static void __exit sdp_exit(void)
 	sock_unregister(sdp_family);
 	/* Sockets pin the module: none exist, so no connection does. */
 	sdp_dev_exit();
-	destroy_workqueue(sdp_listen_wq);
 	destroy_workqueue(sdp_wq);
 	proto_unregister(&sdp_proto);
-	sdp_stats_exit();
+	sdp_netns_exit();
 }
 
 module_init(sdp_init);

@@ -158,14 +158,10 @@ enum {
 
 /* Which of its listener's queues a child is on (sdp_sock.queue). */
 enum {
-	SDP_Q_NONE	= 0,
-	SDP_Q_HELD	= 1,	/* request held past the backlog */
-	SDP_Q_SYN	= 2,	/* accepted over RDMA, not established yet */
-	SDP_Q_ACCEPT	= 4,	/* established, waiting for accept() */
+	SDP_Q_NONE,
+	SDP_Q_SYN,	/* accepted over RDMA, not established yet */
+	SDP_Q_ACCEPT,	/* established, waiting for accept() */
 };
-
-/* Requests a listener holds beyond its backlog before refusing more. */
-#define SDP_MAX_HELD	1024
 
 /* Counters in /proc/net/sdp_stats (names in sdp_stats.c). */
 enum sdp_mib_field {
@@ -174,7 +170,8 @@ enum sdp_mib_field {
 	SDP_MIB_ESTABLISHED,		/* connections that reached ESTABLISHED */
 	SDP_MIB_CONNECT_FAILED,		/* RDMA connects that failed */
 	SDP_MIB_REJECT_SENT,		/* requests we refused */
-	SDP_MIB_BACKLOG_HELD,		/* requests held for backlog room */
+	SDP_MIB_BACKLOG_BUSY,		/* requests refused: backlog full */
+	SDP_MIB_CONNECT_RETRIES,	/* connects retried after a busy refusal */
 	SDP_MIB_LISTEN_NO_RDMA,		/* listeners without an RDMA listener */
 	SDP_MIB_BAD_HELLO,		/* malformed or incompatible Hello/HelloAck */
 	SDP_MIB_DISCONN_SENT,
@@ -197,21 +194,46 @@ enum sdp_mib_field {
 	SDP_MIB_RX_BYTES,
 	SDP_MIB_CREDIT_UPDATES,		/* messages sent only to return credits */
 	SDP_MIB_KEEPALIVE_PROBES,
-	SDP_MIB_MAX
+	/* one per enum sdp_fallback_reason, in its order */
+	SDP_MIB_FALLBACK,
+	SDP_MIB_MAX = SDP_MIB_FALLBACK + SDP_FB_MAX
 };
 
 struct sdp_mib {
 	u64	mibs[SDP_MIB_MAX];
 };
 
+/* A destination that recently failed over RDMA (IPv4 as v4-mapped). */
+struct sdp_ncache_entry {
+	struct in6_addr	addr;
+	__be16		port;
+	u8		reason;
+	unsigned long	expires;
+};
+
+#define SDP_NCACHE_SIZE	256
+
+/* Per network namespace: counters, sysctls (net.sdp.*), negative cache. */
 struct sdp_net {
 	struct sdp_mib __percpu	*mib;
+	struct ctl_table_header	*sysctl;
+	int			enabled;		/* 0: every socket uses TCP */
+	int			rdma_only;		/* 1: never fall back */
+	int			connect_timeout_ms;	/* RDMA's first attempt */
+	int			ncache_ttl;		/* seconds; 0 disables */
+	spinlock_t		ncache_lock;
+	struct sdp_ncache_entry	ncache[SDP_NCACHE_SIZE];
 };
 
 extern unsigned int sdp_net_id;
 
+static inline struct sdp_net *sdp_net(const struct net *net)
+{
+	return net_generic(net, sdp_net_id);
+}
+
 #define SDP_ADD_STATS(net, field, val) \
-	this_cpu_add(((struct sdp_net *)net_generic(net, sdp_net_id))->mib->mibs[field], val)
+	this_cpu_add(sdp_net(net)->mib->mibs[field], val)
 #define SDP_INC_STATS(net, field)	SDP_ADD_STATS(net, field, 1)
 
 struct sdp_stats_sock {
@@ -240,9 +262,6 @@ struct sdp_sock {
 	/* listener */
 	struct list_head	syn_q;		/* accepted over RDMA, not established */
 	struct list_head	accept_q;	/* established, waiting for accept() */
-	struct list_head	held_q;		/* requests waiting for backlog room */
-	u32			held_nr;
-	struct work_struct	accept_work;
 
 	/* child of a listener (holds a reference on it for life) */
 	struct sdp_sock		*parent;
@@ -252,6 +271,15 @@ struct sdp_sock {
 
 	/* connection */
 	u32			transport;	/* enum sdp_transport */
+	u32			fb_reason;	/* enum sdp_fallback_reason */
+	int			fb_err;		/* native error mirrored in sk_err */
+	struct sockaddr_storage	fb_addr;	/* connect()'s address, for TCP */
+	int			fb_addrlen;
+	struct timer_list	conn_timer;	/* bounds the RDMA attempt */
+	struct work_struct	fb_work;
+	struct delayed_work	retry_work;	/* after a busy listener's refusal */
+	u8			syn_retries;
+	void			(*tcp_error_report)(struct sock *sk);
 	struct sockaddr_storage	saddr;		/* as rdma_cm saw them */
 	struct sockaddr_storage	daddr;
 	struct work_struct	teardown_work;
@@ -286,6 +314,12 @@ static inline bool sdp_can_send_state(const struct sock *sk)
 	return (1 << sk->sk_state) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT);
 }
 
+/* Fell back: every call goes to the native TCP socket. */
+static inline bool sdp_fb(const struct sdp_sock *ssk)
+{
+	return READ_ONCE(ssk->transport) == SDP_TRANSPORT_TCP;
+}
+
 /* Credits the peer has given us now. */
 static inline int sdp_tx_credits(const struct sdp_conn *c)
 {
@@ -296,10 +330,10 @@ static inline int sdp_tx_credits(const struct sdp_conn *c)
 extern struct proto sdp_proto;
 extern struct proto_ops sdp_proto_ops;
 extern struct workqueue_struct *sdp_wq;
-extern struct workqueue_struct *sdp_listen_wq;
 struct sdp_sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern);
 int sdp_tcp_create(struct sdp_sock *ssk, int family, struct socket *opts_from);
 int sdp_inherit(struct sdp_sock *child, struct sdp_sock *parent);
+void sdp_inherit_sk(struct sdp_sock *child, struct sdp_sock *parent);
 void sdp_set_state(struct sock *sk, int state);
 void sdp_rdma_reset(struct sdp_sock *ssk);
 
@@ -317,19 +351,17 @@ bool sdp_size_ok(u32 size);
 bool sdp_bufs_ok(u16 bufs);
 void sdp_conn_param(struct rdma_conn_param *p, const void *data, u8 len);
 void sdp_established(struct sdp_sock *ssk, struct rdma_cm_id *id);
-int sdp_cm_connect(struct sdp_sock *ssk, struct sockaddr_storage *dst);
+int sdp_cm_connect(struct sdp_sock *ssk, const struct sockaddr_storage *dst);
 int sdp_cm_listen(struct sdp_sock *ssk);
 void sdp_cm_destroy(struct sdp_sock *ssk);
+void sdp_cm_init(struct sdp_sock *ssk);
 
 /* sdp_listen.c */
 int sdp_cm_req(struct sdp_sock *lssk, struct rdma_cm_id *id,
 	       const struct rdma_cm_event *ev);
-void sdp_accept_work(struct work_struct *work);
-void sdp_accept_kick(struct sdp_sock *lssk);
 struct sdp_sock *sdp_accept_dequeue(struct sdp_sock *lssk);
 void sdp_passive_established(struct sdp_sock *child);
-void sdp_child_unlink(struct sdp_sock *lssk, struct sdp_sock *child);
-void sdp_child_drop(struct sdp_sock *child, int err, int queues);
+void sdp_child_drop(struct sdp_sock *child, int err);
 void sdp_listen_stop(struct sdp_sock *lssk);
 
 /* sdp_conn.c */
@@ -397,8 +429,28 @@ void sdp_tcp_sync(struct sdp_sock *ssk);
 void sdp_tcp_copy_opts(struct socket *to, struct socket *from);
 void sdp_tcp_refresh(struct sdp_sock *ssk);
 
-/* sdp_stats.c */
-int sdp_stats_init(void);
-void sdp_stats_exit(void);
+/* sdp_fallback.c */
+void sdp_fb_init(struct sdp_sock *ssk);
+int sdp_fb_reason_now(struct sdp_sock *ssk, const struct sockaddr_storage *dst);
+bool sdp_fb_allowed(struct sdp_sock *ssk);
+void sdp_fb_attach(struct sdp_sock *ssk);
+void sdp_fb_detach(struct sdp_sock *ssk, struct socket *tcp);
+void sdp_fb_switch(struct sdp_sock *ssk, int reason);
+int sdp_fb_start(struct sdp_sock *ssk, int reason);
+int sdp_fb_errno(int reason);
+bool sdp_fb_failed(struct sdp_sock *ssk, int reason);
+void sdp_fb_or_fail(struct sdp_sock *ssk, int reason);
+void sdp_fb_arm(struct sdp_sock *ssk);
+void sdp_fb_sync(struct sdp_sock *ssk);
+int sdp_fb_sendmsg(struct sdp_sock *ssk, struct msghdr *msg, size_t len);
+int sdp_fb_recvmsg(struct sdp_sock *ssk, struct msghdr *msg, size_t len, int flags);
+int sdp_fb_connect(struct socket *sock, struct sockaddr *uaddr, int len, int flags);
+int sdp_fb_accept(struct sdp_sock *lssk, struct socket *newsock, int flags, bool kern);
+bool sdp_fb_pending(const struct sdp_sock *lssk);
+void sdp_fb_listener(struct sdp_sock *lssk, int reason);
+
+/* sdp_netns.c */
+int sdp_netns_init(void);
+void sdp_netns_exit(void);
 
 #endif /* _NET_SDP_H */

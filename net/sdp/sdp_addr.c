@@ -53,7 +53,10 @@ int sdp_addr_from_user(struct sdp_sock *ssk, struct sockaddr *uaddr, int len,
 	if (!for_connect)
 		return len;
 
-	/* tcp_v4_connect() / tcp_v6_connect() argument checks */
+	/*
+	 * tcp_v4_connect() / tcp_v6_connect() argument checks. The address
+	 * stays in the socket's family: TCP's connect() may get it (fallback).
+	 */
 	if (family == AF_INET) {
 		struct sockaddr_in *sin = (struct sockaddr_in *)out;
 
@@ -61,8 +64,6 @@ int sdp_addr_from_user(struct sdp_sock *ssk, struct sockaddr *uaddr, int len,
 			return -EINVAL;
 		if (sin->sin_family != AF_INET)
 			return -EAFNOSUPPORT;
-		if (sin->sin_addr.s_addr == htonl(INADDR_ANY))
-			sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	} else {
 		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)out;
 
@@ -70,12 +71,9 @@ int sdp_addr_from_user(struct sdp_sock *ssk, struct sockaddr *uaddr, int len,
 			return -EINVAL;
 		if (sin6->sin6_family != AF_INET6)
 			return -EAFNOSUPPORT;
-		if (ipv6_addr_any(&sin6->sin6_addr))
-			sin6->sin6_addr = in6addr_loopback;
 		if (ipv6_addr_v4mapped(&sin6->sin6_addr) &&
 		    ipv6_only_sock(ssk->tcp->sk))
 			return -ENETUNREACH;
-		sdp_addr_unmap(out);
 	}
 	return len;
 }

@@ -110,6 +110,7 @@ void sdp_done(struct sock *sk, int err)
 	sk_stop_timer(sk, &ssk->cork_timer);
 	sk_stop_timer(sk, &ssk->fin_timer);
 	sk_stop_timer(sk, &ssk->ka_timer);
+	sk_stop_timer(sk, &ssk->conn_timer);
 	sdp_update_counts(ssk);
 	if (!sock_flag(sk, SOCK_DEAD)) {
 		sk->sk_state_change(sk);
@@ -184,11 +185,18 @@ void sdp_destroy(struct sdp_sock *ssk)
 	sk_stop_timer(sk, &ssk->cork_timer);
 	sk_stop_timer(sk, &ssk->fin_timer);
 	sk_stop_timer(sk, &ssk->ka_timer);
+	sk_stop_timer(sk, &ssk->conn_timer);
 	release_sock(sk);
+	if (cancel_work_sync(&ssk->fb_work))
+		sock_put(sk);
+	if (cancel_delayed_work_sync(&ssk->retry_work))
+		sock_put(sk);
 	sdp_cm_destroy(ssk);
 	tcp = xchg(&ssk->tcp, NULL);
-	if (tcp)
+	if (tcp) {
+		sdp_fb_detach(ssk, tcp);
 		sock_release(tcp);
+	}
 	if (ssk->parent) {
 		sock_put(&ssk->parent->sk);
 		ssk->parent = NULL;
@@ -204,10 +212,15 @@ static void sdp_teardown_work(struct work_struct *work)
 	lock_sock(sk);
 	if (ssk->conn && !test_and_set_bit(SDP_F_CM_GONE, &ssk->flags))
 		rdma_disconnect(ssk->conn->id);
+	/* Fell back: what the RDMA attempt left goes now. */
+	if (ssk->transport == SDP_TRANSPORT_TCP)
+		sdp_conn_free(ssk);
 	release_sock(sk);
+	if (ssk->transport == SDP_TRANSPORT_TCP)
+		sdp_cm_destroy(ssk);
 	/* A request that died before it was established is dropped, as TCP's. */
 	if (ssk->parent && !sock_flag(sk, SOCK_DEAD))
-		sdp_child_drop(ssk, 0, SDP_Q_HELD | SDP_Q_SYN);
+		sdp_child_drop(ssk, 0);
 	if (sock_flag(sk, SOCK_DEAD))
 		sdp_destroy(ssk);
 	sock_put(sk);
@@ -218,16 +231,10 @@ void sdp_teardown_init(struct sdp_sock *ssk)
 	INIT_WORK(&ssk->teardown_work, sdp_teardown_work);
 }
 
-/*
- * Children a listener still holds answer to the accept work's ordered queue,
- * so that their ids are never destroyed under it.
- */
 void sdp_schedule_teardown(struct sdp_sock *ssk)
 {
-	bool queued = READ_ONCE(ssk->queue) != SDP_Q_NONE;
-
 	sock_hold(&ssk->sk);
-	if (!queue_work(queued ? sdp_listen_wq : sdp_wq, &ssk->teardown_work))
+	if (!queue_work(sdp_wq, &ssk->teardown_work))
 		sock_put(&ssk->sk);
 }
 
@@ -261,7 +268,10 @@ void sdp_close(struct sock *sk, long timeout)
 	lock_sock(sk);
 	WRITE_ONCE(sk->sk_shutdown, SHUTDOWN_MASK);
 
-	if (sk->sk_state == TCP_LISTEN) {
+	if (sdp_fb(ssk)) {
+		/* TCP's close (FIN or RST, SO_LINGER) happens at release below. */
+		sdp_fb_sync(ssk);
+	} else if (sk->sk_state == TCP_LISTEN) {
 		if (!test_bit(SDP_F_STOPPING, &ssk->flags))
 			sdp_listen_stop(ssk);
 	} else if (sk->sk_state == TCP_SYN_SENT) {
@@ -284,8 +294,10 @@ void sdp_close(struct sock *sk, long timeout)
 	release_sock(sk);
 
 	tcp = xchg(&ssk->tcp, NULL);
-	if (tcp)
+	if (tcp) {
+		sdp_fb_detach(ssk, tcp);
 		sock_release(tcp);
+	}
 	if (!lingering)
 		sdp_destroy(ssk);
 	sock_put(sk);

@@ -60,6 +60,7 @@ void sdp_established(struct sdp_sock *ssk, struct rdma_cm_id *id)
 	memcpy(&ssk->saddr, &id->route.addr.src_addr, sizeof(ssk->saddr));
 	memcpy(&ssk->daddr, &id->route.addr.dst_addr, sizeof(ssk->daddr));
 	ssk->transport = SDP_TRANSPORT_RDMA;
+	sk_stop_timer(sk, &ssk->conn_timer);
 	SDP_INC_STATS(sock_net(sk), SDP_MIB_ESTABLISHED);
 	if ((1 << sk->sk_state) & (TCPF_SYN_SENT | TCPF_SYN_RECV))
 		sdp_set_state(sk, TCP_ESTABLISHED);
@@ -140,8 +141,11 @@ static struct rdma_cm_id *sdp_cm_new_id(struct sdp_sock *ssk)
 	return id;
 }
 
-/* Start connecting to @dst; events continue in sdp_cm_handler(). */
-int sdp_cm_connect(struct sdp_sock *ssk, struct sockaddr_storage *dst)
+/*
+ * Start connecting to @dst (in the socket's family); events continue in
+ * sdp_cm_handler(). rdma_cm gets IPv4 destinations as sockaddr_in.
+ */
+int sdp_cm_connect(struct sdp_sock *ssk, const struct sockaddr_storage *dst)
 {
 	struct rdma_cm_id *id = sdp_cm_new_id(ssk);
 	int err;
@@ -149,9 +153,10 @@ int sdp_cm_connect(struct sdp_sock *ssk, struct sockaddr_storage *dst)
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	memcpy(&ssk->daddr, dst, sizeof(ssk->daddr));
-	err = sdp_cm_bind_src(ssk, id, dst);
+	sdp_addr_unmap(&ssk->daddr);
+	err = sdp_cm_bind_src(ssk, id, &ssk->daddr);
 	if (!err)
-		err = rdma_resolve_addr(id, NULL, (struct sockaddr *)dst,
+		err = rdma_resolve_addr(id, NULL, (struct sockaddr *)&ssk->daddr,
 					SDP_RESOLVE_TIMEOUT_MS);
 	if (err)
 		return err;
@@ -204,13 +209,6 @@ static int sdp_active_established(struct sdp_sock *ssk, struct rdma_cm_id *id,
 	return 0;
 }
 
-/* The connect attempt failed: the socket is closed with @err. */
-static void sdp_connect_failed(struct sdp_sock *ssk, int err)
-{
-	SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_CONNECT_FAILED);
-	sdp_done(&ssk->sk, err);
-}
-
 static int sdp_cm_errno(const struct rdma_cm_event *ev)
 {
 	switch (ev->event) {
@@ -221,6 +219,89 @@ static int sdp_cm_errno(const struct rdma_cm_event *ev)
 		return ev->status < 0 ? -ev->status : EHOSTUNREACH;
 	default:
 		return ETIMEDOUT;
+	}
+}
+
+/* An SDP listener refused us with @reason (enum sdp_rej_reason)? */
+static bool sdp_cm_sdp_reject(struct rdma_cm_id *id, struct rdma_cm_event *ev,
+			      u8 reason)
+{
+	const struct sdp_rej *rej;
+	u8 len = 0;
+
+	if (ev->event != RDMA_CM_EVENT_REJECTED)
+		return false;
+	rej = rdma_consumer_reject_data(id, ev, &len);
+	return rej && len >= sizeof(*rej) && rej->mid == SDP_MID_HELLO &&
+	       rej->reason == reason;
+}
+
+/*
+ * A busy SDP listener refused us: try again after TCP's SYN retransmit
+ * delays (1 s, 2 s, 4 s, ...); ETIMEDOUT after tcp_syn_retries, as TCP.
+ */
+static void sdp_cm_retry_later(struct sdp_sock *ssk)
+{
+	struct sock *sk = &ssk->sk;
+
+	sk_stop_timer(sk, &ssk->conn_timer);
+	if (ssk->syn_retries >= READ_ONCE(sock_net(sk)->ipv4.sysctl_tcp_syn_retries)) {
+		SDP_INC_STATS(sock_net(sk), SDP_MIB_CONNECT_FAILED);
+		sdp_done(sk, ETIMEDOUT);
+		return;
+	}
+	SDP_INC_STATS(sock_net(sk), SDP_MIB_CONNECT_RETRIES);
+	sock_hold(sk);
+	if (!queue_delayed_work(sdp_wq, &ssk->retry_work, HZ << ssk->syn_retries++))
+		sock_put(sk);
+}
+
+static void sdp_cm_retry_work(struct work_struct *work)
+{
+	struct sdp_sock *ssk = container_of(to_delayed_work(work), struct sdp_sock,
+					    retry_work);
+	struct sock *sk = &ssk->sk;
+	int err;
+
+	lock_sock(sk);
+	if (sk->sk_state == TCP_SYN_SENT && !sdp_fb(ssk)) {
+		/* A new id for the new attempt, on the same port. */
+		sdp_conn_free(ssk);
+		release_sock(sk);
+		sdp_cm_destroy(ssk);
+		lock_sock(sk);
+		if (sk->sk_state == TCP_SYN_SENT && !sdp_fb(ssk) && !ssk->id) {
+			err = sdp_cm_connect(ssk, &ssk->fb_addr);
+			if (err)
+				sdp_fb_or_fail(ssk, SDP_FB_NO_DEVICE);
+			else
+				sdp_fb_arm(ssk);
+		}
+	}
+	release_sock(sk);
+	sock_put(sk);
+}
+
+void sdp_cm_init(struct sdp_sock *ssk)
+{
+	INIT_DELAYED_WORK(&ssk->retry_work, sdp_cm_retry_work);
+}
+
+/* Why a failed RDMA connect falls back (enum sdp_fallback_reason). */
+static int sdp_cm_fb_reason(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_ERROR:
+		return SDP_FB_NO_DEVICE;
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+		return SDP_FB_NO_ROUTE;
+	case RDMA_CM_EVENT_REJECTED:
+		/* An SDP listener refusing our Hello, or nobody listening. */
+		if (sdp_cm_sdp_reject(id, ev, SDP_REJ_VERSION))
+			return SDP_FB_VERSION;
+		return SDP_FB_REJECTED;
+	default:
+		return SDP_FB_TIMEOUT;
 	}
 }
 
@@ -242,7 +323,7 @@ static int sdp_cm_device_removal(struct sdp_sock *ssk, struct rdma_cm_id *id)
 	if (mine) {
 		/* A child the listener still holds goes with its device. */
 		if (ssk->parent)
-			sdp_child_drop(ssk, ECONNRESET, SDP_Q_HELD | SDP_Q_SYN);
+			sdp_child_drop(ssk, ECONNRESET);
 		sock_put(sk);
 	}
 	/* Non-zero: rdma_cm destroys the id (we own it and nobody else will). */
@@ -285,12 +366,15 @@ static int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
 		if (sk->sk_state != TCP_SYN_SENT)
 			break;
-		if (ev->event == RDMA_CM_EVENT_ADDR_RESOLVED)
+		if (ev->event == RDMA_CM_EVENT_ADDR_RESOLVED) {
 			err = rdma_resolve_route(id, SDP_RESOLVE_TIMEOUT_MS);
-		else
+			if (err)
+				sdp_fb_or_fail(ssk, SDP_FB_NO_ROUTE);
+		} else {
 			err = sdp_cm_route_resolved(ssk, id);
-		if (err)
-			sdp_connect_failed(ssk, -err);
+			if (err)
+				sdp_fb_or_fail(ssk, SDP_FB_RESOURCES);
+		}
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
 		if (child) {
@@ -303,7 +387,8 @@ static int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		if (sk->sk_state == TCP_SYN_SENT) {
 			err = sdp_active_established(ssk, id, ev);
 			if (err)
-				sdp_connect_failed(ssk, -err);
+				sdp_fb_or_fail(ssk, err == -ECONNREFUSED ?
+					       SDP_FB_VERSION : SDP_FB_RESOURCES);
 		}
 		break;
 	case RDMA_CM_EVENT_ADDR_ERROR:
@@ -313,17 +398,21 @@ static int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_REJECTED:
 		if (child) {
 			release_sock(sk);
-			sdp_child_drop(ssk, sdp_cm_errno(ev), SDP_Q_HELD | SDP_Q_SYN);
+			sdp_child_drop(ssk, sdp_cm_errno(ev));
 			return 0;
 		}
-		if (sk->sk_state == TCP_SYN_SENT)
-			sdp_connect_failed(ssk, sdp_cm_errno(ev));
+		if (sk->sk_state != TCP_SYN_SENT)
+			break;
+		if (sdp_cm_sdp_reject(id, ev, SDP_REJ_BUSY))
+			sdp_cm_retry_later(ssk);
+		else
+			sdp_fb_or_fail(ssk, sdp_cm_fb_reason(id, ev));
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		sdp_cm_disconnected(ssk, id);
 		if (child) {
 			release_sock(sk);
-			sdp_child_drop(ssk, ECONNRESET, SDP_Q_HELD | SDP_Q_SYN);
+			sdp_child_drop(ssk, ECONNRESET);
 			return 0;
 		}
 		break;
@@ -360,7 +449,7 @@ int sdp_cm_listen(struct sdp_sock *ssk)
 		rdma_set_reuseaddr(id, 1);
 	err = rdma_bind_addr(id, (struct sockaddr *)&addr);
 	if (!err)
-		err = rdma_listen(id, SDP_MAX_HELD);
+		err = rdma_listen(id, sk->sk_max_ack_backlog);
 	return err;
 }
 

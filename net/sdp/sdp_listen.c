@@ -2,13 +2,14 @@
 /*
  * Sockets Direct Protocol: listeners.
  *
- * A listener has an rdma_cm id on the port its native socket holds. Each
+ * A listener has an rdma_cm id on the port its native socket holds, and the
+ * native socket listens too (plain TCP clients, see sdp_fallback.c). Each
  * request's Hello is checked and becomes a child socket. While the accept
  * queue has room (listen() backlog, counted as TCP does: backlog + 1) the
  * child gets its QP and is accepted with a HelloAck (syn_q), and moves to
  * accept_q when rdma_cm reports it established. Past the backlog a request
- * is held unanswered (held_q; rdma_cm sends an MRA, so the client keeps
- * waiting as a TCP client whose SYN was dropped) until accept() makes room.
+ * is refused as busy: the client retries with TCP's SYN backoff, as a TCP
+ * client whose SYN was dropped would.
  *
  * A child is on at most one queue (child->queue), changed only under the
  * listener's lock; whoever takes it off a queue owns its fate.
@@ -25,38 +26,20 @@ static bool sdp_listening(const struct sdp_sock *lssk)
 	       !test_bit(SDP_F_STOPPING, &lssk->flags);
 }
 
-static struct list_head *sdp_queue_list(struct sdp_sock *lssk, int queue)
+/* Listener locked. */
+static void sdp_child_link(struct sdp_sock *lssk, struct sdp_sock *child)
 {
-	switch (queue) {
-	case SDP_Q_HELD:
-		return &lssk->held_q;
-	case SDP_Q_SYN:
-		return &lssk->syn_q;
-	default:
-		return &lssk->accept_q;
-	}
-}
-
-/* Listener locked. Held requests do not count against the backlog. */
-static void sdp_child_link(struct sdp_sock *lssk, struct sdp_sock *child, int queue)
-{
-	list_add_tail(&child->child, sdp_queue_list(lssk, queue));
-	child->queue = queue;
-	if (queue == SDP_Q_HELD)
-		lssk->held_nr++;
-	else
-		sk_acceptq_added(&lssk->sk);
+	list_add_tail(&child->child, &lssk->syn_q);
+	child->queue = SDP_Q_SYN;
+	sk_acceptq_added(&lssk->sk);
 }
 
 /* Listener locked. */
-void sdp_child_unlink(struct sdp_sock *lssk, struct sdp_sock *child)
+static void sdp_child_unlink(struct sdp_sock *lssk, struct sdp_sock *child)
 {
 	if (child->queue == SDP_Q_NONE)
 		return;
-	if (child->queue == SDP_Q_HELD)
-		lssk->held_nr--;
-	else
-		sk_acceptq_removed(&lssk->sk);
+	sk_acceptq_removed(&lssk->sk);
 	list_del_init(&child->child);
 	child->queue = SDP_Q_NONE;
 }
@@ -77,7 +60,7 @@ static int sdp_hello_check(const void *data, u8 len)
 	return 0;
 }
 
-/* A child for the request on @id; not yet on any of the listener's queues. */
+/* A child for the request on @id; not yet on the listener's queues. */
 static struct sdp_sock *sdp_child_alloc(struct sdp_sock *lssk,
 					struct rdma_cm_id *id,
 					const struct sdp_hh *hh)
@@ -128,17 +111,17 @@ static void sdp_child_kill(struct sdp_sock *child, int err)
 }
 
 /*
- * Let a child go if it is still on one of the @queues (SDP_Q_* bits):
- * refused at accept, its client gave up, or it died before accept(). On
- * another queue, or none (the listener is dropping it), it is not ours.
+ * Let a child go if it is still on syn_q: refused at accept, its client
+ * gave up, or it died before it was established. Established (accept_q),
+ * or on no queue (the listener is dropping it), it is not ours.
  */
-void sdp_child_drop(struct sdp_sock *child, int err, int queues)
+void sdp_child_drop(struct sdp_sock *child, int err)
 {
 	struct sdp_sock *lssk = child->parent;
 	bool mine;
 
 	lock_sock(&lssk->sk);
-	mine = child->queue & queues;
+	mine = child->queue == SDP_Q_SYN;
 	if (mine)
 		sdp_child_unlink(lssk, child);
 	release_sock(&lssk->sk);
@@ -146,10 +129,7 @@ void sdp_child_drop(struct sdp_sock *child, int err, int queues)
 		sdp_child_kill(child, err);
 }
 
-/*
- * Accept the child over RDMA. The caller holds the child id's handler
- * mutex (inside its event, or through rdma_lock_handler()).
- */
+/* Accept the child over RDMA, inside its CONNECT_REQUEST event. */
 static int sdp_passive_accept(struct sdp_sock *child)
 {
 	const struct sdp_hh *hh = &child->peer_hh;
@@ -161,7 +141,7 @@ static int sdp_passive_accept(struct sdp_sock *child)
 
 	lock_sock(&child->sk);
 	err = -ECONNABORTED;
-	if (child->sk.sk_state != TCP_SYN_RECV || !id)
+	if (child->sk.sk_state != TCP_SYN_RECV)
 		goto out;
 	err = sdp_conn_create(child, id, be32_to_cpu(hh->desremrcvsz));
 	if (err)
@@ -207,77 +187,27 @@ int sdp_cm_req(struct sdp_sock *lssk, struct rdma_cm_id *id,
 		goto reject;
 
 	lock_sock(lsk);
-	if (!sdp_listening(lssk) || lssk->held_nr >= SDP_MAX_HELD) {
+	if (!sdp_listening(lssk) || sk_acceptq_is_full(lsk)) {
+		/* Full: as TCP drops the SYN, the client tries again later. */
 		rej.reason = SDP_REJ_BUSY;
+		SDP_INC_STATS(sock_net(lsk), SDP_MIB_BACKLOG_BUSY);
 		release_sock(lsk);
 		sdp_child_discard(child);
 		goto reject;
 	}
-	if (sk_acceptq_is_full(lsk)) {
-		sdp_child_link(lssk, child, SDP_Q_HELD);
-		SDP_INC_STATS(sock_net(lsk), SDP_MIB_BACKLOG_HELD);
-		release_sock(lsk);
-		return 0;
-	}
-	sdp_child_link(lssk, child, SDP_Q_SYN);
+	sdp_child_link(lssk, child);
 	release_sock(lsk);
 
-	/* The child is the listener's now: failures go through its queues. */
+	/* The child is the listener's now: failures go through its queue. */
 	err = sdp_passive_accept(child);
 	if (err)
-		sdp_child_drop(child, -err, SDP_Q_SYN);
+		sdp_child_drop(child, -err);
 	return 0;
 
 reject:
 	SDP_INC_STATS(sock_net(lsk), SDP_MIB_REJECT_SENT);
 	rdma_reject(id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
 	return 1;
-}
-
-/* accept() made room: answer held requests, oldest first. */
-void sdp_accept_work(struct work_struct *work)
-{
-	struct sdp_sock *lssk = container_of(work, struct sdp_sock, accept_work);
-	struct sock *lsk = &lssk->sk;
-	struct sdp_sock *child;
-	int err;
-
-	for (;;) {
-		lock_sock(lsk);
-		if (!sdp_listening(lssk) || list_empty(&lssk->held_q) ||
-		    sk_acceptq_is_full(lsk)) {
-			release_sock(lsk);
-			break;
-		}
-		child = list_first_entry(&lssk->held_q, struct sdp_sock, child);
-		sdp_child_unlink(lssk, child);
-		sdp_child_link(lssk, child, SDP_Q_SYN);
-		release_sock(lsk);
-
-		/*
-		 * A queued child's id is destroyed only by its teardown, which
-		 * runs on this same ordered workqueue, or by rdma_cm after
-		 * device removal, which first takes it off the queue.
-		 */
-		err = -ENODEV;
-		if (READ_ONCE(child->id)) {
-			rdma_lock_handler(child->id);
-			err = sdp_passive_accept(child);
-			rdma_unlock_handler(child->id);
-		}
-		if (err)
-			sdp_child_drop(child, -err, SDP_Q_SYN);
-	}
-	sock_put(lsk);
-}
-
-void sdp_accept_kick(struct sdp_sock *lssk)
-{
-	if (list_empty(&lssk->held_q))
-		return;
-	sock_hold(&lssk->sk);
-	if (!queue_work(sdp_listen_wq, &lssk->accept_work))
-		sock_put(&lssk->sk);
 }
 
 /* The passive side is established: the child may be accepted now. */
@@ -301,11 +231,9 @@ struct sdp_sock *sdp_accept_dequeue(struct sdp_sock *lssk)
 {
 	struct sdp_sock *child;
 
-	if (list_empty(&lssk->accept_q))
-		return NULL;
-	child = list_first_entry(&lssk->accept_q, struct sdp_sock, child);
-	sdp_child_unlink(lssk, child);
-	sdp_accept_kick(lssk);
+	child = list_first_entry_or_null(&lssk->accept_q, struct sdp_sock, child);
+	if (child)
+		sdp_child_unlink(lssk, child);
 	return child;
 }
 
@@ -318,22 +246,17 @@ void sdp_listen_stop(struct sdp_sock *lssk)
 {
 	struct sock *lsk = &lssk->sk;
 	struct sdp_sock *child;
-	int q;
 
 	set_bit(SDP_F_STOPPING, &lssk->flags);
 	release_sock(lsk);
 
-	if (cancel_work_sync(&lssk->accept_work))
-		sock_put(lsk);
 	sdp_cm_destroy(lssk);
 	kernel_sock_shutdown(lssk->tcp, SHUT_RDWR);
 
 	for (;;) {
 		lock_sock(lsk);
-		child = NULL;
-		for (q = SDP_Q_ACCEPT; q >= SDP_Q_HELD && !child; q >>= 1)
-			child = list_first_entry_or_null(sdp_queue_list(lssk, q),
-							 struct sdp_sock, child);
+		child = list_first_entry_or_null(&lssk->accept_q, struct sdp_sock, child) ? :
+			list_first_entry_or_null(&lssk->syn_q, struct sdp_sock, child);
 		if (!child)
 			break;
 		sdp_child_unlink(lssk, child);

@@ -279,6 +279,8 @@ int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags)
 	long timeo;
 	int target, n, err = 0;
 
+	if (sdp_fb(ssk))
+		return sdp_fb_recvmsg(ssk, msg, len, flags);
 	if (flags & MSG_ERRQUEUE)
 		return sock_recv_errqueue(sk, msg, len, SOL_IP, IP_RECVERR);
 	/* No urgent data is ever pending (EINVAL, as TCP without any). */
@@ -296,6 +298,11 @@ int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags)
 	do {
 		DEFINE_WAIT_FUNC(wait, woken_wake_function);
 
+		if (!copied && sdp_fb(ssk)) {
+			/* Fell back while we waited for the connection. */
+			release_sock(sk);
+			return sdp_fb_recvmsg(ssk, msg, len, flags);
+		}
 		sdp_flush(ssk);
 		n = sdp_rx_copy(ssk, msg, len - copied, flags,
 				flags & MSG_PEEK ? copied : 0);
@@ -344,7 +351,7 @@ int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags)
 			      test_bit(SDP_F_DEFERRED, &ssk->flags) ||
 			      READ_ONCE(sk->sk_err) ||
 			      (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN) ||
-			      READ_ONCE(sk->sk_state) == TCP_CLOSE, &wait);
+			      READ_ONCE(sk->sk_state) == TCP_CLOSE || sdp_fb(ssk), &wait);
 		remove_wait_queue(sk_sleep(sk), &wait);
 	} while (copied < len);
 out:

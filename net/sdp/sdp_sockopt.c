@@ -144,6 +144,7 @@ static void sdp_fill_info(struct sdp_sock *ssk, struct sdp_info *info)
 
 	memset(info, 0, sizeof(*info));
 	info->transport = ssk->transport;
+	info->fallback_reason = ssk->fb_reason;
 	info->state = ssk->sk.sk_state;
 	if (c) {
 		info->rcv_size = c->rcv_size;
@@ -197,6 +198,10 @@ int sdp_getsockopt(struct socket *sock, int level, int optname,
 	int size;
 
 	if (level == SOL_SDP) {
+		if (optname == SDP_FALLBACK_REASON) {
+			u.val = READ_ONCE(ssk->fb_reason);
+			return sdp_put_opt(optval, optlen, &u.val, sizeof(u.val));
+		}
 		if (optname != SDP_INFO)
 			return -ENOPROTOOPT;
 		lock_sock(sk);

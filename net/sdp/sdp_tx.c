@@ -378,6 +378,8 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 	long timeo;
 	int err;
 
+	if (sdp_fb(ssk))
+		return sdp_fb_sendmsg(ssk, msg, size);
 	if (flags & MSG_OOB)
 		return -EOPNOTSUPP;
 
@@ -436,6 +438,11 @@ out:
 do_error:
 	if (copied)
 		goto out;
+	if (sdp_fb(ssk)) {
+		/* Fell back while we waited for the connection. */
+		release_sock(sk);
+		return sdp_fb_sendmsg(ssk, msg, size);
+	}
 	err = sk_stream_error(sk, flags, err);
 	release_sock(sk);
 	return err;

@@ -26,13 +26,35 @@
 #define SOL_SDP		0x5344
 
 /* getsockopt(SOL_SDP, SDP_INFO, struct sdp_info) */
-#define SDP_INFO	1
+#define SDP_INFO		1
+/* getsockopt(SOL_SDP, SDP_FALLBACK_REASON, int): enum sdp_fallback_reason */
+#define SDP_FALLBACK_REASON	2
 
 /* How a socket's bytes travel (sdp_info.transport). */
 enum sdp_transport {
 	SDP_TRANSPORT_NONE = 0,	/* not connected yet */
 	SDP_TRANSPORT_RDMA = 1,	/* an RDMA reliable connection */
 	SDP_TRANSPORT_TCP = 2,	/* the native TCP connection (fallback) */
+};
+
+/*
+ * Why a socket runs over TCP instead of RDMA. Counted per network namespace
+ * in /proc/net/sdp_stats (Fallback<Name>).
+ */
+enum sdp_fallback_reason {
+	SDP_FB_NONE = 0,
+	SDP_FB_POLICY,		/* net.sdp.enabled is 0 */
+	SDP_FB_LOOPBACK,	/* a loopback destination: TCP is faster there */
+	SDP_FB_NO_DEVICE,	/* no RDMA device for the destination */
+	SDP_FB_NO_ROUTE,	/* no RDMA route to the destination */
+	SDP_FB_REJECTED,	/* the peer refused: no SDP listener on that port */
+	SDP_FB_TIMEOUT,		/* no answer within net.sdp.connect_timeout_ms */
+	SDP_FB_VERSION,		/* the peer's Hello or HelloAck is incompatible */
+	SDP_FB_CACHED,		/* this destination failed recently (negative cache) */
+	SDP_FB_PEER_TCP,	/* accepted from a plain TCP client */
+	SDP_FB_NO_RDMA_LISTEN,	/* a listener that could not listen over RDMA */
+	SDP_FB_RESOURCES,	/* local RDMA resources failed (QP, CQ, memory) */
+	SDP_FB_MAX
 };
 
 struct sdp_info {
@@ -43,7 +65,7 @@ struct sdp_info {
 	__u32	rx_bufs;	/* receive buffers in the ring */
 	__u32	tx_bufs;	/* send buffers in the ring */
 	__u32	tx_credits;	/* messages the peer can take now */
-	__u32	pad;
+	__u32	fallback_reason;	/* enum sdp_fallback_reason */
 	__u64	tx_bytes;	/* payload bytes sent over RDMA */
 	__u64	rx_bytes;	/* payload bytes received over RDMA */
 	__u64	tx_msgs;	/* messages posted (data and control) */

@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sockets Direct Protocol: falling back to TCP.
+ *
+ * An SDP socket always connects when TCP would: when RDMA is not possible
+ * (policy, loopback, no RDMA device or route, the peer refuses or does not
+ * answer within net.sdp.connect_timeout_ms, an incompatible Hello), it
+ * becomes its native TCP socket. A listener accepts plain TCP clients on the
+ * same port too. Each fallback records a named reason (SDP_FALLBACK_REASON,
+ * /proc/net/sdp_stats).
+ *
+ * After the switch every call is forwarded to the native socket, so the
+ * socket is TCP for all purposes. Two things make that exact:
+ * - The native socket's sk_wq is the SDP socket's wait queue from the start:
+ *   every TCP wakeup (data, space, state, errors, SIGIO, a listener's new
+ *   connection) reaches whoever sleeps or polls on the SDP file, including
+ *   epoll entries added before the switch. sock_orphan() clears it when the
+ *   native socket is released.
+ * - Socket-level options land on the SDP sock (the core handles SOL_SOCKET)
+ *   and are synced before each forwarded call; native errors are mirrored
+ *   into the SDP sock for SO_ERROR, and consumed on both sides once read.
+ *
+ * A destination that failed over RDMA goes straight to TCP for
+ * net.sdp.negative_cache_ttl seconds: the first connect to a TCP-only peer
+ * costs at most the short first attempt, the next ones nothing.
+ */
+#define pr_fmt(fmt) "sdp: " fmt
+
+#include <linux/jhash.h>
+#include <net/inet_connection_sock.h>
+#include <net/ipv6.h>
+#include <net/request_sock.h>
+
+#include "sdp.h"
+
+static void sdp_ncache_key(const struct sockaddr_storage *ss, struct in6_addr *a,
+			   __be16 *port)
+{
+	const struct sockaddr_in *sin = (const struct sockaddr_in *)ss;
+	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)ss;
+
+	if (ss->ss_family == AF_INET6) {
+		*a = sin6->sin6_addr;
+		*port = sin6->sin6_port;
+	} else {
+		ipv6_addr_set_v4mapped(sin->sin_addr.s_addr, a);
+		*port = sin->sin_port;
+	}
+}
+
+static struct sdp_ncache_entry *sdp_ncache_slot(struct sdp_net *sn,
+						const struct in6_addr *a, __be16 port)
+{
+	u32 h = jhash2(a->s6_addr32, 4, (__force u32)port);
+
+	return &sn->ncache[h % SDP_NCACHE_SIZE];
+}
+
+/* Did @dst fail over RDMA within the last negative_cache_ttl seconds? */
+static bool sdp_ncache_hit(struct net *net, const struct sockaddr_storage *dst)
+{
+	struct sdp_net *sn = sdp_net(net);
+	struct sdp_ncache_entry *e;
+	struct in6_addr a;
+	__be16 port;
+	bool hit;
+
+	if (!READ_ONCE(sn->ncache_ttl))
+		return false;
+	sdp_ncache_key(dst, &a, &port);
+	spin_lock_bh(&sn->ncache_lock);
+	e = sdp_ncache_slot(sn, &a, port);
+	hit = e->reason && e->port == port && ipv6_addr_equal(&e->addr, &a) &&
+	      time_before(jiffies, e->expires);
+	spin_unlock_bh(&sn->ncache_lock);
+	return hit;
+}
+
+/* Remember that @dst failed; one entry per slot, the newest wins. */
+static void sdp_ncache_add(struct net *net, const struct sockaddr_storage *dst,
+			   int reason)
+{
+	struct sdp_net *sn = sdp_net(net);
+	int ttl = READ_ONCE(sn->ncache_ttl);
+	struct sdp_ncache_entry *e;
+	struct in6_addr a;
+	__be16 port;
+
+	if (!ttl)
+		return;
+	sdp_ncache_key(dst, &a, &port);
+	spin_lock_bh(&sn->ncache_lock);
+	e = sdp_ncache_slot(sn, &a, port);
+	e->addr = a;
+	e->port = port;
+	e->reason = reason;
+	e->expires = jiffies + ttl * HZ;
+	spin_unlock_bh(&sn->ncache_lock);
+}
+
+static bool sdp_loopback(const struct sockaddr_storage *ss)
+{
+	const struct sockaddr_in *sin = (const struct sockaddr_in *)ss;
+	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)ss;
+
+	if (ss->ss_family == AF_INET)
+		return ipv4_is_loopback(sin->sin_addr.s_addr) ||
+		       ipv4_is_zeronet(sin->sin_addr.s_addr);
+	if (ipv6_addr_v4mapped(&sin6->sin6_addr))
+		return ipv4_is_loopback(sin6->sin6_addr.s6_addr32[3]) ||
+		       ipv4_is_zeronet(sin6->sin6_addr.s6_addr32[3]);
+	return ipv6_addr_loopback(&sin6->sin6_addr) || ipv6_addr_any(&sin6->sin6_addr);
+}
+
+/* A reason to use TCP for @dst without trying RDMA, or SDP_FB_NONE. */
+int sdp_fb_reason_now(struct sdp_sock *ssk, const struct sockaddr_storage *dst)
+{
+	struct net *net = sock_net(&ssk->sk);
+	struct sdp_net *sn = sdp_net(net);
+
+	if (!READ_ONCE(sn->enabled))
+		return SDP_FB_POLICY;
+	if (READ_ONCE(sn->rdma_only))
+		return SDP_FB_NONE;
+	if (sdp_loopback(dst))
+		return SDP_FB_LOOPBACK;
+	if (sdp_ncache_hit(net, dst))
+		return SDP_FB_CACHED;
+	return SDP_FB_NONE;
+}
+
+bool sdp_fb_allowed(struct sdp_sock *ssk)
+{
+	return !READ_ONCE(sdp_net(sock_net(&ssk->sk))->rdma_only);
+}
+
+static void sdp_fb_count(struct sdp_sock *ssk, int reason)
+{
+	ssk->fb_reason = reason;
+	SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_FALLBACK + reason);
+}
+
+/* Native errors show through SO_ERROR on the SDP socket as well. */
+static void sdp_fb_error_report(struct sock *t)
+{
+	struct sdp_sock *ssk;
+
+	read_lock_bh(&t->sk_callback_lock);
+	ssk = t->sk_user_data;
+	if (ssk) {
+		int err = READ_ONCE(t->sk_err);
+
+		if (err) {
+			WRITE_ONCE(ssk->fb_err, err);
+			WRITE_ONCE(ssk->sk.sk_err, err);
+		}
+		ssk->tcp_error_report(t);
+	}
+	read_unlock_bh(&t->sk_callback_lock);
+	if (!ssk)
+		t->sk_error_report(t);
+}
+
+/*
+ * Tie the native socket to the SDP socket: it wakes the SDP socket's
+ * waiters and reports its errors there. The SDP sock must have its socket.
+ */
+void sdp_fb_attach(struct sdp_sock *ssk)
+{
+	struct sock *t = ssk->tcp->sk;
+
+	write_lock_bh(&t->sk_callback_lock);
+	ssk->tcp_error_report = t->sk_error_report;
+	t->sk_error_report = sdp_fb_error_report;
+	t->sk_user_data = ssk;
+	rcu_assign_pointer(t->sk_wq, &ssk->sk.sk_socket->wq);
+	write_unlock_bh(&t->sk_callback_lock);
+}
+
+/* Before the native socket is released (it may outlive us in TCP). */
+void sdp_fb_detach(struct sdp_sock *ssk, struct socket *tcp)
+{
+	struct sock *t = tcp->sk;
+
+	write_lock_bh(&t->sk_callback_lock);
+	if (t->sk_user_data == ssk) {
+		t->sk_error_report = ssk->tcp_error_report;
+		t->sk_user_data = NULL;
+	}
+	write_unlock_bh(&t->sk_callback_lock);
+}
+
+/*
+ * Become the native TCP socket. The socket lock is held; the RDMA leftovers
+ * are freed by the teardown, and connect() callers blocked on the RDMA
+ * attempt move on to TCP.
+ */
+void sdp_fb_switch(struct sdp_sock *ssk, int reason)
+{
+	struct sock *sk = &ssk->sk;
+
+	sdp_fb_count(ssk, reason);
+	sk_stop_timer(sk, &ssk->conn_timer);
+	sdp_tcp_sync(ssk);
+	WRITE_ONCE(ssk->transport, SDP_TRANSPORT_TCP);
+	sdp_set_state(sk, TCP_CLOSE);
+	if (ssk->id || ssk->conn)
+		sdp_schedule_teardown(ssk);
+	sk->sk_state_change(sk);
+}
+
+/*
+ * From an event (nobody may wait here): start TCP's connect to the address
+ * connect() was given, without blocking, then switch: pollers never see
+ * the native socket before it is connecting.
+ */
+int sdp_fb_start(struct sdp_sock *ssk, int reason)
+{
+	struct socket *tcp = ssk->tcp;
+	int err;
+
+	sdp_tcp_sync(ssk);
+	err = kernel_connect(tcp, (struct sockaddr *)&ssk->fb_addr,
+			     ssk->fb_addrlen, O_NONBLOCK);
+	if (err && err != -EINPROGRESS) {
+		/* connect() already returned: report it as TCP would. */
+		WRITE_ONCE(tcp->sk->sk_err, -err);
+		sk_error_report(tcp->sk);
+	}
+	sdp_fb_switch(ssk, reason);
+	return err;
+}
+
+/* What connect() says when RDMA failed and net.sdp.rdma_only forbids TCP. */
+int sdp_fb_errno(int reason)
+{
+	switch (reason) {
+	case SDP_FB_NO_DEVICE:
+	case SDP_FB_NO_ROUTE:
+		return EHOSTUNREACH;
+	case SDP_FB_REJECTED:
+	case SDP_FB_VERSION:
+		return ECONNREFUSED;
+	case SDP_FB_TIMEOUT:
+		return ETIMEDOUT;
+	default:
+		return ENOMEM;
+	}
+}
+
+/*
+ * The RDMA attempt to @ssk->daddr failed: remember the destination and say
+ * whether TCP may take over (else connect() fails with sdp_fb_errno()).
+ */
+bool sdp_fb_failed(struct sdp_sock *ssk, int reason)
+{
+	struct net *net = sock_net(&ssk->sk);
+
+	SDP_INC_STATS(net, SDP_MIB_CONNECT_FAILED);
+	if (!sdp_fb_allowed(ssk))
+		return false;
+	if (reason != SDP_FB_RESOURCES)
+		sdp_ncache_add(net, &ssk->daddr, reason);
+	return true;
+}
+
+/* From an event: fall back, or fail the connect. */
+void sdp_fb_or_fail(struct sdp_sock *ssk, int reason)
+{
+	if (sdp_fb_failed(ssk, reason))
+		sdp_fb_start(ssk, reason);
+	else
+		sdp_done(&ssk->sk, sdp_fb_errno(reason));
+}
+
+/* A listener that serves TCP only. */
+void sdp_fb_listener(struct sdp_sock *lssk, int reason)
+{
+	SDP_INC_STATS(sock_net(&lssk->sk), SDP_MIB_LISTEN_NO_RDMA);
+	sdp_fb_count(lssk, reason);
+}
+
+/* The first attempt took too long: process context, via fb_work. */
+static void sdp_fb_timeout_work(struct work_struct *work)
+{
+	struct sdp_sock *ssk = container_of(work, struct sdp_sock, fb_work);
+	struct sock *sk = &ssk->sk;
+
+	lock_sock(sk);
+	if (sk->sk_state == TCP_SYN_SENT && ssk->transport != SDP_TRANSPORT_TCP &&
+	    !sock_flag(sk, SOCK_DEAD))
+		sdp_fb_or_fail(ssk, SDP_FB_TIMEOUT);
+	release_sock(sk);
+	sock_put(sk);
+}
+
+static void sdp_fb_conn_timer(struct timer_list *t)
+{
+	struct sdp_sock *ssk = from_timer(ssk, t, conn_timer);
+
+	/* The timer's reference goes to the work (or is dropped there). */
+	if (!queue_work(sdp_wq, &ssk->fb_work))
+		sock_put(&ssk->sk);
+}
+
+void sdp_fb_init(struct sdp_sock *ssk)
+{
+	INIT_WORK(&ssk->fb_work, sdp_fb_timeout_work);
+	timer_setup(&ssk->conn_timer, sdp_fb_conn_timer, 0);
+}
+
+/* Bound the RDMA attempt (unless RDMA is all we may use). */
+void sdp_fb_arm(struct sdp_sock *ssk)
+{
+	struct sdp_net *sn = sdp_net(sock_net(&ssk->sk));
+
+	if (sdp_fb_allowed(ssk))
+		sk_reset_timer(&ssk->sk, &ssk->conn_timer, jiffies +
+			       msecs_to_jiffies(READ_ONCE(sn->connect_timeout_ms)));
+}
+
+/*
+ * Socket-level options belong to the SDP sock; errors a call consumed on
+ * one side are gone from the other. Before and after each forwarded call.
+ */
+void sdp_fb_sync(struct sdp_sock *ssk)
+{
+	struct sock *sk = &ssk->sk, *t = ssk->tcp->sk;
+	int e = READ_ONCE(ssk->fb_err);
+
+	if (e) {
+		if (!READ_ONCE(sk->sk_err))
+			cmpxchg(&t->sk_err, e, 0);	/* read with SO_ERROR */
+		else if (!READ_ONCE(t->sk_err))
+			cmpxchg(&sk->sk_err, e, 0);	/* read by a TCP call */
+		if (!READ_ONCE(sk->sk_err) || !READ_ONCE(t->sk_err))
+			WRITE_ONCE(ssk->fb_err, 0);
+	}
+	sdp_tcp_sync(ssk);
+	/* SO_RCVBUF/SO_SNDBUF read TCP's autotuned sizes. */
+	if (!(sk->sk_userlocks & SOCK_RCVBUF_LOCK))
+		WRITE_ONCE(sk->sk_rcvbuf, READ_ONCE(t->sk_rcvbuf));
+	if (!(sk->sk_userlocks & SOCK_SNDBUF_LOCK))
+		WRITE_ONCE(sk->sk_sndbuf, READ_ONCE(t->sk_sndbuf));
+}
+
+int sdp_fb_sendmsg(struct sdp_sock *ssk, struct msghdr *msg, size_t len)
+{
+	struct socket *tcp = ssk->tcp;
+	int ret;
+
+	sdp_fb_sync(ssk);
+	ret = tcp->ops->sendmsg(tcp, msg, len);
+	sdp_fb_sync(ssk);
+	return ret;
+}
+
+int sdp_fb_recvmsg(struct sdp_sock *ssk, struct msghdr *msg, size_t len, int flags)
+{
+	struct socket *tcp = ssk->tcp;
+	int ret;
+
+	sdp_fb_sync(ssk);
+	ret = tcp->ops->recvmsg(tcp, msg, len, flags);
+	sdp_fb_sync(ssk);
+	return ret;
+}
+
+int sdp_fb_connect(struct socket *sock, struct sockaddr *uaddr, int len, int flags)
+{
+	struct sdp_sock *ssk = sdp_sk(sock->sk);
+	struct socket *tcp = ssk->tcp;
+	int err;
+
+	sdp_fb_sync(ssk);
+	err = tcp->ops->connect(tcp, uaddr, len, flags);
+	sock->state = tcp->state;
+	sdp_fb_sync(ssk);
+	return err;
+}
+
+/* A plain TCP client on the listener's native socket: O_NONBLOCK. */
+int sdp_fb_accept(struct sdp_sock *lssk, struct socket *newsock, int flags,
+		  bool kern)
+{
+	struct sdp_sock *child;
+	struct socket *tcp;
+	int err;
+
+	err = kernel_accept(lssk->tcp, &tcp, O_NONBLOCK);
+	if (err)
+		return err;
+	child = sdp_sk_alloc(sock_net(&lssk->sk), newsock, kern);
+	if (!child) {
+		sock_release(tcp);
+		return -ENOMEM;
+	}
+	sdp_inherit_sk(child, lssk);
+	child->tcp = tcp;
+	child->transport = SDP_TRANSPORT_TCP;
+	sdp_fb_count(child, SDP_FB_PEER_TCP);
+	newsock->ops = &sdp_proto_ops;
+	newsock->state = SS_CONNECTED;
+	sdp_fb_attach(child);
+	return 0;
+}
+
+/* Does the listener's native socket have a TCP client waiting? */
+bool sdp_fb_pending(const struct sdp_sock *lssk)
+{
+	return !reqsk_queue_empty(&inet_csk(lssk->tcp->sk)->icsk_accept_queue);
+}
