@@ -161,8 +161,10 @@ static int sdp_bind(struct socket *sock, struct sockaddr *uaddr, int addr_len)
 	struct sockaddr_storage addr;
 	int len;
 
-	if (sdp_fb(ssk))
+	if (sdp_fb(ssk)) {
+		sdp_fb_ready(ssk);
 		return ssk->tcp->ops->bind(ssk->tcp, uaddr, addr_len);
+	}
 	lock_sock(sock->sk);
 	len = sdp_addr_from_user(ssk, uaddr, addr_len, &addr, false);
 	if (len >= 0) {
@@ -181,8 +183,10 @@ static int sdp_listen(struct socket *sock, int backlog)
 	bool cm_failed = false;
 	int err = -EINVAL;
 
-	if (sdp_fb(ssk))
+	if (sdp_fb(ssk)) {
+		sdp_fb_ready(ssk);
 		return ssk->tcp->ops->listen(ssk->tcp, backlog);
+	}
 	lock_sock(sk);
 	if (sock->state != SS_UNCONNECTED ||
 	    !((1 << sk->sk_state) & (TCPF_CLOSE | TCPF_LISTEN)) ||
@@ -224,8 +228,10 @@ static int sdp_accept(struct socket *sock, struct socket *newsock, int flags,
 	long timeo;
 	int err;
 
-	if (sdp_fb(ssk))
+	if (sdp_fb(ssk)) {
+		sdp_fb_ready(ssk);
 		return ssk->tcp->ops->accept(ssk->tcp, newsock, flags, kern);
+	}
 	lock_sock(sk);
 	err = -EINVAL;
 	if (sk->sk_state != TCP_LISTEN)
@@ -368,15 +374,18 @@ static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int addr_len
 			}
 			/* Nothing on the way there speaks RDMA. */
 			reason = SDP_FB_NO_DEVICE;
-			if (!sdp_fb_failed(ssk, reason)) {
-				err = -sdp_fb_errno(reason);
-				sdp_set_state(sk, TCP_CLOSE);
-				sock->state = SS_UNCONNECTED;
-				goto out;
-			}
 		}
-		/* TCP from the start: its connect() does it all. */
-		sdp_fb_switch(ssk, reason);
+		if (reason == SDP_FB_NO_DEVICE && !sdp_fb_failed(ssk, reason)) {
+			err = -sdp_fb_errno(reason);
+			sdp_set_state(sk, TCP_CLOSE);
+			sock->state = SS_UNCONNECTED;
+			goto out;
+		}
+		/* TCP from the start; a blocking caller waits in its connect(). */
+		err = sdp_fb_start(ssk, reason);
+		sock->state = ssk->tcp->state;
+		if (err != -EINPROGRESS || (flags & O_NONBLOCK))
+			goto out;
 		release_sock(sk);
 		return sdp_fb_connect(sock, (struct sockaddr *)&ssk->fb_addr,
 				      ssk->fb_addrlen, flags);
@@ -419,8 +428,10 @@ static int sdp_getname(struct socket *sock, struct sockaddr *uaddr, int peer)
 	struct sdp_sock *ssk = sdp_sk(sk);
 	int len;
 
-	if (sdp_fb(ssk))
+	if (sdp_fb(ssk)) {
+		sdp_fb_ready(ssk);
 		return ssk->tcp->ops->getname(ssk->tcp, uaddr, peer);
+	}
 	lock_sock(sk);
 	if (peer) {
 		len = -ENOTCONN;
@@ -449,8 +460,11 @@ static __poll_t sdp_poll(struct file *file, struct socket *sock, poll_table *wai
 
 	sock_poll_wait(file, sock, wait);
 	/* The native socket wakes our queue; ask it for its bits only. */
-	if (sdp_fb(ssk))
+	if (sdp_fb(ssk)) {
+		if (test_bit(SDP_F_SWITCHING, &ssk->flags))
+			return 0;
 		return ssk->tcp->ops->poll(file, ssk->tcp, NULL);
+	}
 	state = inet_sk_state_load(sk);
 	if (state == TCP_LISTEN) {
 		mask = ssk->tcp->ops->poll(file, ssk->tcp, NULL) & (EPOLLIN | EPOLLRDNORM);
@@ -496,8 +510,10 @@ static int sdp_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
 	struct sdp_sock *ssk = sdp_sk(sk);
 	int answ;
 
-	if (sdp_fb(ssk))
+	if (sdp_fb(ssk)) {
+		sdp_fb_ready(ssk);
 		return ssk->tcp->ops->ioctl(ssk->tcp, cmd, arg);
+	}
 	switch (cmd) {
 	case SIOCINQ:
 	case SIOCOUTQ:
@@ -535,8 +551,10 @@ static int sdp_shutdown(struct socket *sock, int how)
 	struct sdp_sock *ssk = sdp_sk(sk);
 	int err = 0;
 
-	if (sdp_fb(ssk))
+	if (sdp_fb(ssk)) {
+		sdp_fb_ready(ssk);
 		return ssk->tcp->ops->shutdown(ssk->tcp, how);
+	}
 	how++;
 	if ((how & ~SHUTDOWN_MASK) || !how)
 		return -EINVAL;
@@ -576,8 +594,10 @@ static int sdp_mmap(struct file *file, struct socket *sock,
 {
 	struct sdp_sock *ssk = sdp_sk(sock->sk);
 
-	if (sdp_fb(ssk))
+	if (sdp_fb(ssk)) {
+		sdp_fb_ready(ssk);
 		return ssk->tcp->ops->mmap(file, ssk->tcp, vma);
+	}
 	return -ENODEV;
 }
 

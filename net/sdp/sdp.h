@@ -154,6 +154,7 @@ enum {
 	SDP_F_CM_GONE,		/* the QP was disconnected (by us or the peer) */
 	SDP_F_DESTROYED,	/* sdp_destroy() ran */
 	SDP_F_STOPPING,		/* a listener is dropping its children */
+	SDP_F_SWITCHING,	/* becoming the native socket (sdp_fb_start) */
 };
 
 /* Which of its listener's queues a child is on (sdp_sock.queue). */
@@ -435,8 +436,8 @@ int sdp_fb_reason_now(struct sdp_sock *ssk, const struct sockaddr_storage *dst);
 bool sdp_fb_allowed(struct sdp_sock *ssk);
 void sdp_fb_attach(struct sdp_sock *ssk);
 void sdp_fb_detach(struct sdp_sock *ssk, struct socket *tcp);
-void sdp_fb_switch(struct sdp_sock *ssk, int reason);
 int sdp_fb_start(struct sdp_sock *ssk, int reason);
+void sdp_fb_ready(struct sdp_sock *ssk);
 int sdp_fb_errno(int reason);
 bool sdp_fb_failed(struct sdp_sock *ssk, int reason);
 void sdp_fb_or_fail(struct sdp_sock *ssk, int reason);

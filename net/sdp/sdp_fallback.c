@@ -26,10 +26,14 @@
  */
 #define pr_fmt(fmt) "sdp: " fmt
 
+#include <linux/inetdevice.h>
 #include <linux/jhash.h>
+#include <net/addrconf.h>
 #include <net/inet_connection_sock.h>
+#include <net/ip6_route.h>
 #include <net/ipv6.h>
 #include <net/request_sock.h>
+#include <net/route.h>
 
 #include "sdp.h"
 
@@ -112,7 +116,70 @@ static bool sdp_loopback(const struct sockaddr_storage *ss)
 	return ipv6_addr_loopback(&sin6->sin6_addr) || ipv6_addr_any(&sin6->sin6_addr);
 }
 
-/* A reason to use TCP for @dst without trying RDMA, or SDP_FB_NONE. */
+/*
+ * The netdev packets to @dst leave through (the one owning a local address),
+ * with a reference; NULL without a route (TCP will say why).
+ */
+static struct net_device *sdp_egress_dev(struct net *net,
+					 const struct sockaddr_storage *dst)
+{
+	struct sockaddr_storage a = *dst;
+	struct net_device *dev;
+
+	sdp_addr_unmap(&a);
+	if (a.ss_family == AF_INET) {
+		__be32 daddr = ((struct sockaddr_in *)&a)->sin_addr.s_addr;
+		struct rtable *rt;
+
+		dev = ip_dev_find(net, daddr);
+		if (dev)
+			return dev;
+		rt = ip_route_output(net, daddr, 0, 0, 0);
+		if (IS_ERR(rt))
+			return NULL;
+		dev = rt->dst.dev;
+		dev_hold(dev);
+		ip_rt_put(rt);
+	} else {
+		struct flowi6 fl6 = { .daddr = ((struct sockaddr_in6 *)&a)->sin6_addr };
+		struct dst_entry *d;
+
+		rcu_read_lock();
+		dev = ipv6_dev_find(net, &fl6.daddr, NULL);
+		dev_hold(dev);
+		rcu_read_unlock();
+		if (dev)
+			return dev;
+		d = ip6_route_output(net, NULL, &fl6);
+		if (!d->error) {
+			dev = d->dev;
+			dev_hold(dev);
+		}
+		dst_release(d);
+	}
+	return dev;
+}
+
+/* Could RDMA reach @dst at all: is there an RDMA device on the way out? */
+static bool sdp_rdma_reachable(struct net *net, const struct sockaddr_storage *dst)
+{
+	struct net_device *dev = sdp_egress_dev(net, dst);
+	struct ib_device *ibdev;
+
+	if (!dev)
+		return true;	/* rdma_cm and TCP report the missing route */
+	ibdev = ib_device_get_by_netdev(dev, RDMA_DRIVER_UNKNOWN);
+	dev_put(dev);
+	if (!ibdev)
+		return false;
+	ib_device_put(ibdev);
+	return true;
+}
+
+/*
+ * A reason to use TCP for @dst without trying RDMA, or SDP_FB_NONE. With
+ * net.sdp.rdma_only a reason means the connect fails (sdp_fb_errno()).
+ */
 int sdp_fb_reason_now(struct sdp_sock *ssk, const struct sockaddr_storage *dst)
 {
 	struct net *net = sock_net(&ssk->sk);
@@ -120,12 +187,14 @@ int sdp_fb_reason_now(struct sdp_sock *ssk, const struct sockaddr_storage *dst)
 
 	if (!READ_ONCE(sn->enabled))
 		return SDP_FB_POLICY;
-	if (READ_ONCE(sn->rdma_only))
-		return SDP_FB_NONE;
-	if (sdp_loopback(dst))
-		return SDP_FB_LOOPBACK;
-	if (sdp_ncache_hit(net, dst))
-		return SDP_FB_CACHED;
+	if (!READ_ONCE(sn->rdma_only)) {
+		if (sdp_loopback(dst))
+			return SDP_FB_LOOPBACK;
+		if (sdp_ncache_hit(net, dst))
+			return SDP_FB_CACHED;
+	}
+	if (!sdp_rdma_reachable(net, dst))
+		return SDP_FB_NO_DEVICE;
 	return SDP_FB_NONE;
 }
 
@@ -191,14 +260,20 @@ void sdp_fb_detach(struct sdp_sock *ssk, struct socket *tcp)
 }
 
 /*
- * Become the native TCP socket. The socket lock is held; the RDMA leftovers
- * are freed by the teardown, and connect() callers blocked on the RDMA
- * attempt move on to TCP.
+ * Become the native TCP socket and start its connect to the address
+ * connect() was given, without blocking; returns what TCP's connect()
+ * said (-EINPROGRESS, or an error found at once). The socket lock is held.
+ * Meanwhile (SDP_F_SWITCHING) poll() reports nothing and forwarded calls
+ * wait for the lock: nobody sees the native socket before it connects.
+ * Everybody waiting is woken at the end; the RDMA leftovers go with the
+ * teardown.
  */
-void sdp_fb_switch(struct sdp_sock *ssk, int reason)
+int sdp_fb_start(struct sdp_sock *ssk, int reason)
 {
 	struct sock *sk = &ssk->sk;
+	int err;
 
+	set_bit(SDP_F_SWITCHING, &ssk->flags);
 	sdp_fb_count(ssk, reason);
 	sk_stop_timer(sk, &ssk->conn_timer);
 	sdp_tcp_sync(ssk);
@@ -206,29 +281,32 @@ void sdp_fb_switch(struct sdp_sock *ssk, int reason)
 	sdp_set_state(sk, TCP_CLOSE);
 	if (ssk->id || ssk->conn)
 		sdp_schedule_teardown(ssk);
+	err = kernel_connect(ssk->tcp, (struct sockaddr *)&ssk->fb_addr,
+			     ssk->fb_addrlen, O_NONBLOCK);
+	clear_bit(SDP_F_SWITCHING, &ssk->flags);
 	sk->sk_state_change(sk);
+	return err;
 }
 
-/*
- * From an event (nobody may wait here): start TCP's connect to the address
- * connect() was given, without blocking, then switch: pollers never see
- * the native socket before it is connecting.
- */
-int sdp_fb_start(struct sdp_sock *ssk, int reason)
+/* From an event: nobody waits in connect() for an error found at once. */
+static void sdp_fb_start_async(struct sdp_sock *ssk, int reason)
 {
-	struct socket *tcp = ssk->tcp;
-	int err;
+	struct sock *t = ssk->tcp->sk;
+	int err = sdp_fb_start(ssk, reason);
 
-	sdp_tcp_sync(ssk);
-	err = kernel_connect(tcp, (struct sockaddr *)&ssk->fb_addr,
-			     ssk->fb_addrlen, O_NONBLOCK);
 	if (err && err != -EINPROGRESS) {
-		/* connect() already returned: report it as TCP would. */
-		WRITE_ONCE(tcp->sk->sk_err, -err);
-		sk_error_report(tcp->sk);
+		WRITE_ONCE(t->sk_err, -err);
+		sk_error_report(t);
 	}
-	sdp_fb_switch(ssk, reason);
-	return err;
+}
+
+/* Forwarded calls made while the switch is under way wait for it. */
+void sdp_fb_ready(struct sdp_sock *ssk)
+{
+	if (test_bit(SDP_F_SWITCHING, &ssk->flags)) {
+		lock_sock(&ssk->sk);
+		release_sock(&ssk->sk);
+	}
 }
 
 /* What connect() says when RDMA failed and net.sdp.rdma_only forbids TCP. */
@@ -249,8 +327,8 @@ int sdp_fb_errno(int reason)
 }
 
 /*
- * The RDMA attempt to @ssk->daddr failed: remember the destination and say
- * whether TCP may take over (else connect() fails with sdp_fb_errno()).
+ * RDMA cannot reach connect()'s destination: remember it and say whether
+ * TCP may take over (else connect() fails with sdp_fb_errno()).
  */
 bool sdp_fb_failed(struct sdp_sock *ssk, int reason)
 {
@@ -260,7 +338,7 @@ bool sdp_fb_failed(struct sdp_sock *ssk, int reason)
 	if (!sdp_fb_allowed(ssk))
 		return false;
 	if (reason != SDP_FB_RESOURCES)
-		sdp_ncache_add(net, &ssk->daddr, reason);
+		sdp_ncache_add(net, &ssk->fb_addr, reason);
 	return true;
 }
 
@@ -268,7 +346,7 @@ bool sdp_fb_failed(struct sdp_sock *ssk, int reason)
 void sdp_fb_or_fail(struct sdp_sock *ssk, int reason)
 {
 	if (sdp_fb_failed(ssk, reason))
-		sdp_fb_start(ssk, reason);
+		sdp_fb_start_async(ssk, reason);
 	else
 		sdp_done(&ssk->sk, sdp_fb_errno(reason));
 }
@@ -328,6 +406,7 @@ void sdp_fb_sync(struct sdp_sock *ssk)
 	struct sock *sk = &ssk->sk, *t = ssk->tcp->sk;
 	int e = READ_ONCE(ssk->fb_err);
 
+	sdp_fb_ready(ssk);
 	if (e) {
 		if (!READ_ONCE(sk->sk_err))
 			cmpxchg(&t->sk_err, e, 0);	/* read with SO_ERROR */

@@ -5,7 +5,10 @@
 # Topology (rxe on 6.1 works in init_net only, so the RDMA hosts live there):
 #   init_net  v1 198.18.0.1/24 2001:db8::1/64  rxe1 --veth-- v2 198.18.0.2/24 2001:db8::2/64  rxe2
 #   init_net  t1 198.19.0.1/24 2001:db8:1::1/64 --veth-- netns "tcponly": t2 198.19.0.2/24 2001:db8:1::2/64
+#   init_net  v3 198.20.0.1/24 (rxe3) --veth-- netns "nordma": v4 198.20.0.2/24
 # "tcponly" has no RDMA device: a plain TCP host for fallback tests.
+# "nordma" is reached through an RDMA device but has none itself: an RDMA
+# connect to it goes unanswered (the short first attempt's case).
 
 SDP_A=198.18.0.1
 SDP_B=198.18.0.2
@@ -15,6 +18,8 @@ SDP_TCPONLY_LOCAL=198.19.0.1
 SDP_TCPONLY=198.19.0.2
 SDP_TCPONLY6=2001:db8:1::2
 SDP_TCPONLY_NS=tcponly
+SDP_NORDMA=198.20.0.2
+SDP_NORDMA_NS=nordma
 KSFT_SKIP=4
 
 sdp_topology_up()
@@ -42,6 +47,15 @@ sdp_topology_up()
 	ip -n $SDP_TCPONLY_NS -6 addr add $SDP_TCPONLY6/64 dev t2 nodad
 	ip -n $SDP_TCPONLY_NS link set t2 up
 	ip -n $SDP_TCPONLY_NS link set lo up
+
+	ip netns add $SDP_NORDMA_NS || return 1
+	ip link add v3 type veth peer name v4 netns $SDP_NORDMA_NS || return 1
+	ip addr add 198.20.0.1/24 dev v3
+	ip link set v3 up
+	ip -n $SDP_NORDMA_NS addr add $SDP_NORDMA/24 dev v4
+	ip -n $SDP_NORDMA_NS link set v4 up
+	ip -n $SDP_NORDMA_NS link set lo up
+	rdma link add rxe3 type rxe netdev v3 || return 1
 }
 
 # Sum of a counter (sent_pkts, rdma_sends, ...) over every rxe link: in one

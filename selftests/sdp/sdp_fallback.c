@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Fallback to TCP: an SDP socket connects wherever TCP would, says why it
+ * uses TCP (SDP_FALLBACK_REASON, /proc/net/sdp_stats), remembers failed
+ * destinations, and an SDP listener serves plain TCP clients too.
+ */
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "sdp_util.h"
+
+#define SDP_NORDMA	"198.20.0.2"
+
+static void sysctl_set(const char *name, int v)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/sys/net/sdp/%s", name);
+	f = fopen(path, "w");
+	if (f) {
+		fprintf(f, "%d\n", v);
+		fclose(f);
+	}
+}
+
+static int fb_reason(int fd)
+{
+	return sdp_getint(fd, SOL_SDP, SDP_FALLBACK_REASON);
+}
+
+static void echo_loop(int fd)
+{
+	char buf[4096];
+	ssize_t n;
+
+	while ((n = recv(fd, buf, sizeof(buf), 0)) > 0)
+		if (sdp_write_full(fd, buf, n) != n)
+			break;
+	close(fd);
+}
+
+/*
+ * A TCP echo server on @ip:0 in network namespace @ns (NULL: ours), in a
+ * child process; returns its pid and fills @ss with its address.
+ */
+static pid_t echo_server(const char *ns, const char *ip,
+			 struct sockaddr_storage *ss, socklen_t *len)
+{
+	int pfd[2], l, c;
+	pid_t pid;
+
+	if (pipe(pfd))
+		return -1;
+	pid = fork();
+	if (pid) {
+		close(pfd[1]);
+		if (read(pfd[0], ss, sizeof(*ss)) != sizeof(*ss))
+			pid = -1;
+		close(pfd[0]);
+		*len = ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+						   sizeof(struct sockaddr_in);
+		return pid;
+	}
+	if (ns) {
+		char path[64];
+		int nsfd;
+
+		snprintf(path, sizeof(path), "/run/netns/%s", ns);
+		nsfd = open(path, O_RDONLY);
+		if (nsfd < 0 || setns(nsfd, CLONE_NEWNET))
+			_exit(1);
+	}
+	l = sdp_listener(strchr(ip, ':') ? AF_INET6 : AF_INET, ip, 16, ss, len);
+	if (l < 0 || write(pfd[1], ss, sizeof(*ss)) != sizeof(*ss))
+		_exit(1);
+	signal(SIGCHLD, SIG_IGN);
+	while ((c = accept(l, NULL, NULL)) >= 0) {
+		if (!fork()) {
+			echo_loop(c);
+			_exit(0);
+		}
+		close(c);
+	}
+	_exit(0);
+}
+
+static void stop_server(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+/* Connect with SDP; the socket must work as TCP with @reason. */
+static int sdp_via_tcp(struct __test_metadata *_metadata,
+		       const struct sockaddr_storage *ss, socklen_t len, int reason)
+{
+	char buf[16];
+	int fd = sdp_connect(sdp_family(), ss, len);
+
+	EXPECT_LE(0, fd) TH_LOG("connect: %s", strerror(errno));
+	if (fd < 0)
+		return -1;
+	EXPECT_EQ(SDP_TRANSPORT_TCP, sdp_transport(fd));
+	EXPECT_EQ(reason, fb_reason(fd));
+	EXPECT_EQ(5, send(fd, "hello", 5, 0));
+	EXPECT_EQ(5, recv(fd, buf, 5, MSG_WAITALL));
+	EXPECT_EQ(0, memcmp(buf, "hello", 5));
+	close(fd);
+	return 0;
+}
+
+TEST(tcponly_host_then_cached)
+{
+	long long nodev = sdp_stat("FallbackNoDevice"), cached = sdp_stat("FallbackCached");
+	struct sockaddr_storage ss;
+	socklen_t len;
+	pid_t srv = echo_server("tcponly", SDP_TCPONLY, &ss, &len);
+
+	ASSERT_LT(0, srv);
+	sdp_via_tcp(_metadata, &ss, len, SDP_FB_NO_DEVICE);
+	EXPECT_EQ(nodev + 1, sdp_stat("FallbackNoDevice"));
+	sdp_via_tcp(_metadata, &ss, len, SDP_FB_CACHED);
+	EXPECT_EQ(cached + 1, sdp_stat("FallbackCached"));
+	stop_server(srv);
+}
+
+TEST(loopback_uses_tcp)
+{
+	long long before = sdp_stat("FallbackLoopback");
+	struct sockaddr_storage ss;
+	socklen_t len;
+	pid_t srv = echo_server(NULL, "127.0.0.1", &ss, &len);
+
+	ASSERT_LT(0, srv);
+	sdp_via_tcp(_metadata, &ss, len, SDP_FB_LOOPBACK);
+	EXPECT_EQ(before + 1, sdp_stat("FallbackLoopback"));
+	stop_server(srv);
+}
+
+/* A host with RDMA, but only TCP listens on that port: refused, then cached. */
+TEST(rdma_host_tcp_port_then_cached)
+{
+	long long before = sdp_stat("FallbackRejected");
+	struct sockaddr_storage ss;
+	socklen_t len;
+	pid_t srv = echo_server(NULL, SDP_A, &ss, &len);
+
+	ASSERT_LT(0, srv);
+	sdp_via_tcp(_metadata, &ss, len, SDP_FB_REJECTED);
+	EXPECT_EQ(before + 1, sdp_stat("FallbackRejected"));
+	sdp_via_tcp(_metadata, &ss, len, SDP_FB_CACHED);
+	stop_server(srv);
+}
+
+/* Reached through an RDMA device, no RDMA there: the short attempt expires. */
+TEST(no_answer_times_out_fast_then_cached)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	pid_t srv = echo_server("nordma", SDP_NORDMA, &ss, &len);
+	double t0;
+
+	ASSERT_LT(0, srv);
+	sysctl_set("connect_timeout_ms", 300);
+	t0 = sdp_now();
+	sdp_via_tcp(_metadata, &ss, len, SDP_FB_TIMEOUT);
+	EXPECT_LE(0.25, sdp_now() - t0);
+	EXPECT_GT(5.0, sdp_now() - t0);
+	sdp_via_tcp(_metadata, &ss, len, SDP_FB_CACHED);
+	sysctl_set("connect_timeout_ms", 1000);
+	stop_server(srv);
+}
+
+TEST(nonblocking_connect_falls_back)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	pid_t srv = echo_server("tcponly", SDP_TCPONLY, &ss, &len);
+	int fd = socket(sdp_family(), SOCK_STREAM | SOCK_NONBLOCK, 0);
+	char buf[8];
+
+	ASSERT_LT(0, srv);
+	EXPECT_EQ(-1, connect(fd, (struct sockaddr *)&ss, len));
+	EXPECT_EQ(EINPROGRESS, errno);
+	ASSERT_NE(0, sdp_poll1(fd, POLLOUT, 10000) & POLLOUT);
+	EXPECT_EQ(0, sdp_getint(fd, SOL_SOCKET, SO_ERROR));
+	EXPECT_EQ(SDP_TRANSPORT_TCP, sdp_transport(fd));
+	EXPECT_EQ(2, send(fd, "ok", 2, 0));
+	ASSERT_NE(0, sdp_poll1(fd, POLLIN, 5000) & POLLIN);
+	EXPECT_EQ(2, recv(fd, buf, sizeof(buf), 0));
+	close(fd);
+	stop_server(srv);
+}
+
+/* TCP's errors show through the SDP socket, once, as TCP reports them. */
+TEST(nonblocking_fallback_refused)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	pid_t srv = echo_server("tcponly", SDP_TCPONLY, &ss, &len);
+	int fd = socket(sdp_family(), SOCK_STREAM | SOCK_NONBLOCK, 0);
+	char buf[4];
+
+	ASSERT_LT(0, srv);
+	stop_server(srv);		/* nothing listens on that port now */
+	EXPECT_EQ(-1, connect(fd, (struct sockaddr *)&ss, len));
+	EXPECT_EQ(EINPROGRESS, errno);
+	ASSERT_NE(0, sdp_poll1(fd, POLLOUT, 10000));
+	EXPECT_EQ(POLLOUT | POLLERR | POLLHUP, sdp_poll1(fd, POLLOUT, 0));
+	EXPECT_EQ(ECONNREFUSED, sdp_getint(fd, SOL_SOCKET, SO_ERROR));
+	EXPECT_EQ(0, sdp_getint(fd, SOL_SOCKET, SO_ERROR));
+	/* read with SO_ERROR: TCP's calls do not report it again (EOF) */
+	EXPECT_EQ(0, recv(fd, buf, sizeof(buf), 0));
+	close(fd);
+}
+
+/* An epoll waiter asleep before the switch wakes when TCP connects. */
+TEST(epoll_waiter_from_before_the_fallback)
+{
+	struct epoll_event ev = { .events = EPOLLOUT | EPOLLIN | EPOLLET };
+	struct sockaddr_storage ss;
+	socklen_t len;
+	pid_t srv = echo_server("nordma", SDP_NORDMA, &ss, &len);
+	int fd = socket(sdp_family(), SOCK_STREAM | SOCK_NONBLOCK, 0);
+	int ep = epoll_create1(0);
+
+	ASSERT_LT(0, srv);
+	/* the destination may already be cached: make it fresh */
+	sysctl_set("negative_cache_ttl", 0);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev));
+	EXPECT_EQ(-1, connect(fd, (struct sockaddr *)&ss, len));
+	EXPECT_EQ(EINPROGRESS, errno);
+	/* the RDMA attempt times out (1 s), then TCP connects */
+	ASSERT_EQ(1, epoll_wait(ep, &ev, 1, 10000));
+	EXPECT_TRUE(ev.events & EPOLLOUT);
+	EXPECT_EQ(SDP_TRANSPORT_TCP, sdp_transport(fd));
+	EXPECT_EQ(SDP_FB_TIMEOUT, fb_reason(fd));
+	EXPECT_EQ(1, send(fd, "e", 1, 0));
+	ASSERT_EQ(1, epoll_wait(ep, &ev, 1, 5000));
+	EXPECT_TRUE(ev.events & EPOLLIN);
+	sysctl_set("negative_cache_ttl", 60);
+	close(ep);
+	close(fd);
+	stop_server(srv);
+}
+
+TEST(tcp_client_on_sdp_listener)
+{
+	long long before = sdp_stat("FallbackPeerTcp");
+	struct sockaddr_storage ss, peer, local;
+	socklen_t len, plen = sizeof(peer), llen = sizeof(local);
+	int l = sdp_listener(sdp_family(), SDP_A, 4, &ss, &len);
+	int c = sdp_connect(AF_INET, &ss, len), a;
+	char buf[8];
+
+	ASSERT_LE(0, c);
+	a = accept(l, (struct sockaddr *)&peer, &plen);
+	ASSERT_LE(0, a);
+	EXPECT_EQ(SDP_TRANSPORT_TCP, sdp_transport(a));
+	EXPECT_EQ(SDP_FB_PEER_TCP, fb_reason(a));
+	EXPECT_EQ(before + 1, sdp_stat("FallbackPeerTcp"));
+	ASSERT_EQ(0, getsockname(c, (struct sockaddr *)&local, &llen));
+	EXPECT_EQ(sdp_port(&local), sdp_port(&peer));
+	EXPECT_EQ(3, send(c, "tcp", 3, 0));
+	EXPECT_EQ(3, recv(a, buf, 3, MSG_WAITALL));
+	EXPECT_EQ(3, send(a, "sdp", 3, 0));
+	EXPECT_EQ(3, recv(c, buf, 3, MSG_WAITALL));
+	EXPECT_EQ(0, memcmp(buf, "sdp", 3));
+	close(a);
+	close(c);
+	close(l);
+}
+
+/* RDMA and TCP clients on one listener, woken through epoll. */
+TEST(mixed_clients_one_listener_epoll)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int l = sdp_listener(sdp_family(), SDP_A, 16, &ss, &len);
+	int ep = epoll_create1(0), c[6], a[6], n = 0, rdma = 0, tcp = 0, i;
+
+	ASSERT_EQ(0, fcntl(l, F_SETFL, O_NONBLOCK));
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, l, &ev));
+	for (i = 0; i < 6; i++) {
+		c[i] = socket(i % 2 ? AF_INET : sdp_family(), SOCK_STREAM | SOCK_NONBLOCK, 0);
+		connect(c[i], (struct sockaddr *)&ss, len);
+	}
+	while (n < 6) {
+		ASSERT_EQ(1, epoll_wait(ep, &ev, 1, 10000));
+		while (n < 6 && (a[n] = accept4(l, NULL, NULL, SOCK_NONBLOCK)) >= 0)
+			n++;
+		ASSERT_EQ(EAGAIN, errno);
+	}
+	for (i = 0; i < 6; i++) {
+		int t = sdp_transport(a[i]);
+
+		rdma += t == SDP_TRANSPORT_RDMA;
+		tcp += t == SDP_TRANSPORT_TCP;
+		ASSERT_NE(0, sdp_poll1(c[i], POLLOUT, 10000) & POLLOUT);
+		EXPECT_EQ(1, send(c[i], "m", 1, 0));
+	}
+	EXPECT_EQ(3, rdma);
+	EXPECT_EQ(3, tcp);
+	for (i = 0; i < 6; i++) {
+		char b;
+
+		ASSERT_NE(0, sdp_poll1(a[i], POLLIN, 5000) & POLLIN);
+		EXPECT_EQ(1, recv(a[i], &b, 1, 0));
+		close(a[i]);
+		close(c[i]);
+	}
+	close(ep);
+	close(l);
+}
+
+TEST(rdma_only_fails_with_documented_errno)
+{
+	struct sockaddr_storage ss, ss2;
+	socklen_t len, len2;
+	pid_t srv = echo_server("tcponly", SDP_TCPONLY, &ss, &len);
+	pid_t srv2 = echo_server(NULL, SDP_A, &ss2, &len2);
+
+	ASSERT_LT(0, srv);
+	ASSERT_LT(0, srv2);
+	sysctl_set("rdma_only", 1);
+	/* no RDMA device on the way: EHOSTUNREACH */
+	EXPECT_EQ(-1, sdp_connect(sdp_family(), &ss, len));
+	EXPECT_EQ(EHOSTUNREACH, errno);
+	/* refused over RDMA (only TCP listens there): ECONNREFUSED */
+	EXPECT_EQ(-1, sdp_connect(sdp_family(), &ss2, len2));
+	EXPECT_EQ(ECONNREFUSED, errno);
+	sysctl_set("rdma_only", 0);
+	stop_server(srv);
+	stop_server(srv2);
+}
+
+TEST(disabled_uses_tcp_both_ends)
+{
+	long long before = sdp_stat("FallbackPolicy");
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int l, c, a;
+
+	sysctl_set("enabled", 0);
+	l = sdp_listener(sdp_family(), SDP_A, 4, &ss, &len);
+	c = sdp_connect(sdp_family(), &ss, len);
+	sysctl_set("enabled", 1);
+	ASSERT_LE(0, c);
+	a = accept(l, NULL, NULL);
+	ASSERT_LE(0, a);
+	EXPECT_EQ(SDP_FB_POLICY, fb_reason(l));
+	EXPECT_EQ(SDP_FB_POLICY, fb_reason(c));
+	EXPECT_EQ(SDP_FB_PEER_TCP, fb_reason(a));
+	EXPECT_EQ(before + 2, sdp_stat("FallbackPolicy"));
+	EXPECT_EQ(2, send(c, "pp", 2, 0));
+	EXPECT_EQ(2, recv(a, &len, 2, MSG_WAITALL));
+	close(a);
+	close(c);
+	close(l);
+}
+
+/* Any namespace works; without an RDMA device it is TCP, and says so. */
+TEST(netns_without_rdma)
+{
+	int status;
+	pid_t pid = fork();
+
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct sockaddr_storage ss;
+		socklen_t len;
+		int nsfd = open("/run/netns/tcponly", O_RDONLY), l, c, a;
+		char b[2];
+
+		if (nsfd < 0 || setns(nsfd, CLONE_NEWNET))
+			_exit(10);
+		l = sdp_listener(sdp_family(), SDP_TCPONLY, 4, &ss, &len);
+		c = sdp_connect(sdp_family(), &ss, len);
+		a = l < 0 || c < 0 ? -1 : accept(l, NULL, NULL);
+		if (a < 0)
+			_exit(11);
+		if (sdp_transport(c) != SDP_TRANSPORT_TCP ||
+		    fb_reason(c) != SDP_FB_NO_DEVICE)
+			_exit(12);
+		if (send(c, "ns", 2, 0) != 2 || recv(a, b, 2, MSG_WAITALL) != 2)
+			_exit(13);
+		/* this namespace's own counters */
+		_exit(sdp_stat("FallbackNoDevice") >= 1 ? 0 : 14);
+	}
+	waitpid(pid, &status, 0);
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+TEST_HARNESS_MAIN
