@@ -185,7 +185,7 @@ static int sdp_listen(struct socket *sock, int backlog)
 
 	if (sdp_fb(ssk)) {
 		sdp_fb_ready(ssk);
-		return ssk->tcp->ops->listen(ssk->tcp, backlog);
+		return sdp_fb_listen(ssk, backlog);
 	}
 	lock_sock(sk);
 	if (sock->state != SS_UNCONNECTED ||
@@ -195,7 +195,7 @@ static int sdp_listen(struct socket *sock, int backlog)
 	if (sk->sk_state == TCP_CLOSE)
 		sdp_rdma_reset(ssk);
 	sdp_tcp_sync(ssk);
-	err = kernel_listen(ssk->tcp, backlog);
+	err = sdp_fb_listen(ssk, backlog);
 	if (err)
 		goto out;
 	WRITE_ONCE(sk->sk_max_ack_backlog, backlog);
@@ -230,7 +230,7 @@ static int sdp_accept(struct socket *sock, struct socket *newsock, int flags,
 
 	if (sdp_fb(ssk)) {
 		sdp_fb_ready(ssk);
-		return ssk->tcp->ops->accept(ssk->tcp, newsock, flags, kern);
+		return sdp_fb_accept(ssk, newsock, flags, kern);
 	}
 	lock_sock(sk);
 	err = -EINVAL;
@@ -241,7 +241,7 @@ static int sdp_accept(struct socket *sock, struct socket *newsock, int flags,
 	while (!(child = sdp_accept_dequeue(ssk))) {
 		DEFINE_WAIT_FUNC(wait, woken_wake_function);
 
-		err = sdp_fb_accept(ssk, newsock, flags, kern);
+		err = sdp_fb_accept(ssk, newsock, O_NONBLOCK, kern);
 		if (err != -EAGAIN)
 			goto out;
 		if (!timeo)

@@ -239,8 +239,10 @@ void sdp_fb_attach(struct sdp_sock *ssk)
 	struct sock *t = ssk->tcp->sk;
 
 	write_lock_bh(&t->sk_callback_lock);
-	ssk->tcp_error_report = t->sk_error_report;
-	t->sk_error_report = sdp_fb_error_report;
+	if (t->sk_error_report != sdp_fb_error_report) {
+		ssk->tcp_error_report = t->sk_error_report;
+		t->sk_error_report = sdp_fb_error_report;
+	}
 	t->sk_user_data = ssk;
 	rcu_assign_pointer(t->sk_wq, &ssk->sk.sk_socket->wq);
 	write_unlock_bh(&t->sk_callback_lock);
@@ -458,7 +460,24 @@ int sdp_fb_connect(struct socket *sock, struct sockaddr *uaddr, int len, int fla
 	return err;
 }
 
-/* A plain TCP client on the listener's native socket: O_NONBLOCK. */
+/*
+ * The native socket listens. TCP clones its children from it, callbacks and
+ * sk_user_data included: it must not carry our error hook while it listens,
+ * or a child would report to the listener and a closed child would call
+ * itself through the saved pointer. Nothing reports errors on a listener.
+ */
+int sdp_fb_listen(struct sdp_sock *ssk, int backlog)
+{
+	int err;
+
+	sdp_fb_detach(ssk, ssk->tcp);
+	err = kernel_listen(ssk->tcp, backlog);
+	if (err && ssk->sk.sk_socket)
+		sdp_fb_attach(ssk);
+	return err;
+}
+
+/* A plain TCP client on the listener's native socket (@flags: O_NONBLOCK). */
 int sdp_fb_accept(struct sdp_sock *lssk, struct socket *newsock, int flags,
 		  bool kern)
 {
@@ -466,7 +485,7 @@ int sdp_fb_accept(struct sdp_sock *lssk, struct socket *newsock, int flags,
 	struct socket *tcp;
 	int err;
 
-	err = kernel_accept(lssk->tcp, &tcp, O_NONBLOCK);
+	err = kernel_accept(lssk->tcp, &tcp, flags & O_NONBLOCK);
 	if (err)
 		return err;
 	child = sdp_sk_alloc(sock_net(&lssk->sk), newsock, kern);

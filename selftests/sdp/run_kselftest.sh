@@ -22,7 +22,9 @@ for t in "${tests[@]}"; do
 	out=$(mktemp)
 	timeout -k 10 "${timeout_s:-300}" "./$t" 2>&1 | tee "$out" | sed 's/^/# /'
 	rc=${PIPESTATUS[0]}
-	totals=$(sed -n 's/^# Totals: pass:\([0-9]*\) fail:\([0-9]*\) xfail:[0-9]* xpass:[0-9]* skip:\([0-9]*\) error:\([0-9]*\).*/\1 \2 \3 \4/p' "$out" | tail -n1)
+	# A script may run several harness programs: add up their totals.
+	totals=$(sed -n 's/^# Totals: pass:\([0-9]*\) fail:\([0-9]*\) xfail:[0-9]* xpass:[0-9]* skip:\([0-9]*\) error:\([0-9]*\).*/\1 \2 \3 \4/p' "$out" |
+		awk '{ p += $1; f += $2; s += $3; e += $4 } END { if (NR) print p, f, s, e }')
 	rm -f "$out"
 	read -r p f s e <<<"${totals:-0 0 0 0}"
 	f=$((f + e))

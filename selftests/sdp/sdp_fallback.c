@@ -219,6 +219,56 @@ TEST(nonblocking_fallback_refused)
 	close(fd);
 }
 
+/*
+ * A socket whose connect failed may listen, as TCP allows: its clients are
+ * accepted as SDP sockets on TCP. Returns listen()'s errno (0: it served a
+ * client).
+ */
+static int listen_after_refused(struct __test_metadata *_metadata, int family,
+				const struct sockaddr_storage *ss, socklen_t len)
+{
+	struct sockaddr_storage me;
+	socklen_t mlen = sizeof(me);
+	int fd = socket(family, SOCK_STREAM, 0), c, a, err = 0;
+	char buf[2];
+
+	EXPECT_EQ(-1, connect(fd, (const struct sockaddr *)ss, len));
+	EXPECT_EQ(ECONNREFUSED, errno);
+	if (listen(fd, 4)) {
+		err = errno;
+		goto out;
+	}
+	EXPECT_EQ(0, getsockname(fd, (struct sockaddr *)&me, &mlen));
+	c = sdp_connect(AF_INET, &me, mlen);
+	a = accept(fd, NULL, NULL);
+	EXPECT_LE(0, c);
+	ASSERT_LE(0, a);
+	if (family == sdp_family()) {
+		EXPECT_EQ(sdp_family(), sdp_getint(a, SOL_SOCKET, SO_DOMAIN));
+		EXPECT_EQ(SDP_TRANSPORT_TCP, sdp_transport(a));
+	}
+	EXPECT_EQ(2, send(a, "ok", 2, 0));
+	EXPECT_EQ(2, recv(c, buf, 2, MSG_WAITALL));
+	close(a);
+	close(c);
+out:
+	close(fd);
+	return err;
+}
+
+TEST(listen_after_refused_fallback)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	pid_t srv = echo_server("tcponly", SDP_TCPONLY, &ss, &len);
+
+	ASSERT_LT(0, srv);
+	stop_server(srv);		/* nothing listens on that port now */
+	/* TCP (the oracle) serves the client; SDP must too */
+	EXPECT_EQ(0, listen_after_refused(_metadata, AF_INET, &ss, len));
+	EXPECT_EQ(0, listen_after_refused(_metadata, sdp_family(), &ss, len));
+}
+
 /* An epoll waiter asleep before the switch wakes when TCP connects. */
 TEST(epoll_waiter_from_before_the_fallback)
 {

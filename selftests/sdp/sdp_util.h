@@ -36,6 +36,18 @@ static inline int sdp_family(void)
 	return fam;
 }
 
+/*
+ * The transport SDP sockets should end up on: RDMA, or TCP when the suite
+ * runs with net.sdp.enabled=0 (SDP_EXPECT_TRANSPORT=tcp) to check the same
+ * semantics on fallen-back sockets.
+ */
+static inline int sdp_expected_transport(void)
+{
+	const char *e = getenv("SDP_EXPECT_TRANSPORT");
+
+	return e && !strcmp(e, "tcp") ? SDP_TRANSPORT_TCP : SDP_TRANSPORT_RDMA;
+}
+
 /* Fill @ss with ip:port (IPv4 or IPv6 text); returns its length. */
 static inline socklen_t sdp_addr(struct sockaddr_storage *ss, const char *ip, int port)
 {
