@@ -1,0 +1,72 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Fallback with unmodified Debian programs: nc (plain TCP) against an SDP
+# listener run by socat, and socat's SDP client against nc on hosts where RDMA
+# is not possible. Every transfer is checked byte for byte and the reason it
+# went over TCP is read from /proc/net/sdp_stats.
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+[ -r /proc/net/sdp_stats ] || { echo "# sdp not loaded"; exit $KSFT_SKIP; }
+fam=$(cat /sys/module/sdp/parameters/family)
+tmp=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+
+stat() { awk -v k="$1" '$1 == k { print $2 }' /proc/net/sdp_stats; }
+
+# A socat address of family $fam: sockaddr_in after the family field, in hex.
+sdp_sockaddr() { printf 'x%04x%s0000000000000000' "$2" "$(printf '%02x' ${1//./ })"; }
+
+# Wait until something listens on TCP port $2 (in netns $1, or "-").
+wait_listen()
+{
+	local ns=() i
+	[ "$1" != - ] && ns=(ip netns exec "$1")
+	for i in $(seq 100); do
+		"${ns[@]}" ss -Hltn "sport = :$2" | grep -q . && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+head -c $((3 << 20)) /dev/urandom >"$tmp/in"
+
+ktap_plan 6
+
+# 1. nc, a plain TCP client, sends a file to socat's SDP listener.
+port=7101
+peer_tcp=$(stat FallbackPeerTcp)
+timeout 60 socat -u "SOCKET-LISTEN:$fam:6:$(sdp_sockaddr $SDP_A $port),reuseaddr" \
+	"OPEN:$tmp/out1,creat,trunc" &
+srv=$!
+wait_listen - $port
+timeout 60 nc -N $SDP_A $port <"$tmp/in"
+wait $srv
+ktap_check "nc -> SDP listener (socat): file intact" cmp -s "$tmp/in" "$tmp/out1"
+ktap_check "nc -> SDP listener: served over TCP (FallbackPeerTcp +1)" \
+	[ "$(stat FallbackPeerTcp)" -eq $((peer_tcp + 1)) ]
+
+# 2. socat's SDP client sends to nc on a host without RDMA.
+port=7102
+nodev=$(stat FallbackNoDevice)
+timeout 60 ip netns exec $SDP_TCPONLY_NS nc -d -l $SDP_TCPONLY $port >"$tmp/out2" &
+srv=$!
+wait_listen $SDP_TCPONLY_NS $port
+timeout 60 socat -u "OPEN:$tmp/in" "SOCKET-CONNECT:$fam:6:$(sdp_sockaddr $SDP_TCPONLY $port)"
+wait $srv
+ktap_check "SDP client (socat) -> nc on a TCP-only host: file intact" cmp -s "$tmp/in" "$tmp/out2"
+ktap_check "SDP client -> TCP-only host: fell back (FallbackNoDevice +1)" \
+	[ "$(stat FallbackNoDevice)" -eq $((nodev + 1)) ]
+
+# 3. The same over loopback, where RDMA never goes.
+port=7103
+loop=$(stat FallbackLoopback)
+timeout 60 nc -d -l 127.0.0.1 $port >"$tmp/out3" &
+srv=$!
+wait_listen - $port
+timeout 60 socat -u "OPEN:$tmp/in" "SOCKET-CONNECT:$fam:6:$(sdp_sockaddr 127.0.0.1 $port)"
+wait $srv
+ktap_check "SDP client (socat) -> nc on 127.0.0.1: file intact" cmp -s "$tmp/in" "$tmp/out3"
+ktap_check "SDP client -> loopback: fell back (FallbackLoopback +1)" \
+	[ "$(stat FallbackLoopback)" -eq $((loop + 1)) ]
+ktap_finished
