@@ -11,7 +11,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 # Warnings fail our builds (dkms.conf calls kbuild directly, without -Werror).
 WERROR ?= -Werror
 
-SUBDIRS := selftests/sdp
+SUBDIRS := userspace selftests/sdp
 
 .PHONY: all deps module $(SUBDIRS) check demo clean
 

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sdp_connbench: how long connect() takes, over SDP or TCP.
+ *
+ *   sdp_connbench -l [-f tcp|sdp] ADDR PORT     accept and close, forever
+ *   sdp_connbench [-f tcp|sdp] [-n N] ADDR PORT connect+close N times
+ *
+ * The client prints one line:
+ *   first_us=F median_us=M p99_us=P rate_per_s=R transport=tcp|rdma
+ * where "first" is the first connect (uncached) and the others are over the
+ * remaining ones; rate counts connect+close cycles per second. No tool in
+ * Debian opens family 27 for this, hence this one.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/sdp.h>
+
+static int sdp_family(void)
+{
+	FILE *f = fopen("/sys/module/sdp/parameters/family", "r");
+	int fam = AF_INET_SDP;
+
+	if (f) {
+		if (fscanf(f, "%d", &fam) != 1)
+			fam = AF_INET_SDP;
+		fclose(f);
+	}
+	return fam;
+}
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: sdp_connbench [-l] [-f tcp|sdp] [-n N] ADDR PORT\n");
+	exit(2);
+}
+
+static int serve(int fam, const struct sockaddr_in *sin)
+{
+	int one = 1, l = socket(fam, SOCK_STREAM, 0);
+
+	if (l < 0 || setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(l, (const struct sockaddr *)sin, sizeof(*sin)) || listen(l, 128)) {
+		perror("sdp_connbench: listen");
+		return 1;
+	}
+	for (;;) {
+		int a = accept(l, NULL, NULL);
+
+		if (a >= 0)
+			close(a);
+		else if (errno != EINTR && errno != ECONNABORTED)
+			return 1;
+	}
+}
+
+static const char *transport(int fd, int fam)
+{
+	struct sdp_info info;
+	socklen_t len = sizeof(info);
+
+	if (fam == AF_INET)
+		return "tcp";
+	if (getsockopt(fd, SOL_SDP, SDP_INFO, &info, &len))
+		return "unknown";
+	return info.transport == SDP_TRANSPORT_RDMA ? "rdma" : "tcp";
+}
+
+int main(int argc, char **argv)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	int fam = AF_INET, n = 100, listen_mode = 0, c, i;
+	const char *tp = "tcp";
+	double *t, t0, total;
+
+	while ((c = getopt(argc, argv, "lf:n:")) != -1) {
+		switch (c) {
+		case 'l':
+			listen_mode = 1;
+			break;
+		case 'f':
+			if (!strcmp(optarg, "sdp"))
+				fam = sdp_family();
+			else if (strcmp(optarg, "tcp"))
+				usage();
+			break;
+		case 'n':
+			n = atoi(optarg);
+			if (n < 2)
+				usage();
+			break;
+		default:
+			usage();
+		}
+	}
+	if (argc - optind != 2 || inet_pton(AF_INET, argv[optind], &sin.sin_addr) != 1)
+		usage();
+	sin.sin_port = htons(atoi(argv[optind + 1]));
+	if (listen_mode)
+		return serve(fam, &sin);
+
+	t = calloc(n, sizeof(*t));
+	if (!t)
+		return 1;
+	t0 = now_us();
+	for (i = 0; i < n; i++) {
+		double s = now_us();
+		int fd = socket(fam, SOCK_STREAM, 0);
+
+		if (fd < 0 || connect(fd, (struct sockaddr *)&sin, sizeof(sin))) {
+			fprintf(stderr, "sdp_connbench: connect %d: %s\n", i, strerror(errno));
+			return 1;
+		}
+		t[i] = now_us() - s;
+		if (i == n - 1)
+			tp = transport(fd, fam);
+		close(fd);
+	}
+	total = now_us() - t0;
+	qsort(t + 1, n - 1, sizeof(*t), cmp_double);
+	printf("first_us=%.0f median_us=%.0f p99_us=%.0f rate_per_s=%.0f transport=%s\n",
+	       t[0], t[1 + (n - 1) / 2], t[1 + (n - 1) * 99 / 100], n / (total / 1e6), tp);
+	free(t);
+	return 0;
+}
