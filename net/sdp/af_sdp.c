@@ -52,6 +52,11 @@ void sdp_set_state(struct sock *sk, int state)
 	smp_store_release(&sk->sk_state, state);
 }
 
+static void sdp_sk_destruct(struct sock *sk)
+{
+	kfree(sdp_sk(sk)->policy);
+}
+
 struct sdp_sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern)
 {
 	struct sdp_sock *ssk;
@@ -69,6 +74,7 @@ struct sdp_sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern)
 	sk->sk_sndbuf = READ_ONCE(net->ipv4.sysctl_tcp_wmem[1]);
 	sk->sk_rcvbuf = READ_ONCE(net->ipv4.sysctl_tcp_rmem[1]);
 	sk->sk_write_space = sdp_write_space;
+	sk->sk_destruct = sdp_sk_destruct;
 	INIT_LIST_HEAD(&ssk->syn_q);
 	INIT_LIST_HEAD(&ssk->accept_q);
 	INIT_LIST_HEAD(&ssk->child);
@@ -175,6 +181,16 @@ static int sdp_bind(struct socket *sock, struct sockaddr *uaddr, int addr_len)
 	return len;
 }
 
+/* Does the policy keep a listener on its bound address to TCP? */
+static bool sdp_policy_listen_tcp(struct sdp_sock *ssk)
+{
+	struct sockaddr_storage ss;
+
+	if (!ssk->policy || kernel_getsockname(ssk->tcp, (struct sockaddr *)&ss) < 0)
+		return false;
+	return sdp_policy_tcp(ssk, &ss, SDP_ROLE_LISTEN);
+}
+
 /* inet_listen(): the native socket listens too (it holds the port). */
 static int sdp_listen(struct socket *sock, int backlog)
 {
@@ -201,7 +217,8 @@ static int sdp_listen(struct socket *sock, int backlog)
 	WRITE_ONCE(sk->sk_max_ack_backlog, backlog);
 	if (sk->sk_state != TCP_LISTEN) {
 		/* Without an RDMA device here the listener serves TCP only. */
-		if (!READ_ONCE(sdp_net(sock_net(sk))->enabled)) {
+		if (!READ_ONCE(sdp_net(sock_net(sk))->enabled) ||
+		    sdp_policy_listen_tcp(ssk)) {
 			sdp_fb_listener(ssk, SDP_FB_POLICY);
 		} else {
 			cm_failed = sdp_cm_listen(ssk);

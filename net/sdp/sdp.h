@@ -280,6 +280,7 @@ struct sdp_sock {
 	struct work_struct	fb_work;
 	struct delayed_work	retry_work;	/* after a busy listener's refusal */
 	u8			syn_retries;
+	struct sdp_policy	*policy;	/* SDP_POLICY, or NULL: SDP always */
 	void			(*tcp_error_report)(struct sock *sk);
 	struct sockaddr_storage	saddr;		/* as rdma_cm saw them */
 	struct sockaddr_storage	daddr;
@@ -326,6 +327,12 @@ static inline int sdp_tx_credits(const struct sdp_conn *c)
 {
 	return (s16)(c->tx_bufs - (u16)(c->tx_mseq - c->tx_mseq_acked));
 }
+
+/* sdp_policy.c */
+int sdp_policy_set(struct sdp_sock *ssk, sockptr_t optval, unsigned int optlen);
+int sdp_policy_get(struct sdp_sock *ssk, char __user *optval, int __user *optlen);
+bool sdp_policy_tcp(const struct sdp_sock *ssk, const struct sockaddr_storage *ss,
+		    unsigned int role);
 
 /* af_sdp.c */
 extern struct proto sdp_proto;

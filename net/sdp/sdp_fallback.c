@@ -185,7 +185,8 @@ int sdp_fb_reason_now(struct sdp_sock *ssk, const struct sockaddr_storage *dst)
 	struct net *net = sock_net(&ssk->sk);
 	struct sdp_net *sn = sdp_net(net);
 
-	if (!READ_ONCE(sn->enabled))
+	if (!READ_ONCE(sn->enabled) ||
+	    sdp_policy_tcp(ssk, dst, SDP_ROLE_CONNECT))
 		return SDP_FB_POLICY;
 	if (!READ_ONCE(sn->rdma_only)) {
 		if (sdp_loopback(dst))

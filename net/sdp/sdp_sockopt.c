@@ -98,7 +98,8 @@ int sdp_setsockopt(struct socket *sock, int level, int optname,
 	int err;
 
 	if (level == SOL_SDP)
-		return -ENOPROTOOPT;
+		return optname == SDP_POLICY ? sdp_policy_set(ssk, optval, optlen) :
+					       -ENOPROTOOPT;
 	/* Upper layers and repair mode would act on the native socket alone. */
 	if (level == SOL_TCP &&
 	    (optname == TCP_ULP || optname == TCP_REPAIR ||
@@ -202,6 +203,8 @@ int sdp_getsockopt(struct socket *sock, int level, int optname,
 			u.val = READ_ONCE(ssk->fb_reason);
 			return sdp_put_opt(optval, optlen, &u.val, sizeof(u.val));
 		}
+		if (optname == SDP_POLICY)
+			return sdp_policy_get(ssk, optval, optlen);
 		if (optname != SDP_INFO)
 			return -ENOPROTOOPT;
 		lock_sock(sk);

@@ -4,6 +4,7 @@
  * uses TCP (SDP_FALLBACK_REASON, /proc/net/sdp_stats), remembers failed
  * destinations, and an SDP listener serves plain TCP clients too.
  */
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -445,6 +446,173 @@ TEST(netns_without_rdma)
 	}
 	waitpid(pid, &status, 0);
 	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+/* A policy of one rule and a default, as the shim hands it over. */
+struct policy1 {
+	struct sdp_policy hdr;
+	struct sdp_policy_rule rule;
+};
+
+static void policy1(struct policy1 *p, int use, int roles, const char *ip,
+		    int prefix, int port_lo, int port_hi)
+{
+	memset(p, 0, sizeof(*p));
+	p->hdr.count = 1;
+	p->hdr.dflt = SDP_USE_SDP;
+	p->rule.use = use;
+	p->rule.roles = roles;
+	p->rule.prefix = prefix;
+	p->rule.port_lo = port_lo;
+	p->rule.port_hi = port_hi;
+	if (ip) {
+		p->rule.family = strchr(ip, ':') ? AF_INET6 : AF_INET;
+		inet_pton(p->rule.family, ip, p->rule.addr);
+	}
+}
+
+static int set_policy(int fd, const struct policy1 *p)
+{
+	return setsockopt(fd, SOL_SDP, SDP_POLICY, p, sizeof(*p));
+}
+
+/* connect() rules: TCP where a rule says so, v4-mapped addresses as IPv4. */
+TEST(policy_connect_rules)
+{
+	long long pol = sdp_stat("FallbackPolicy");
+	struct sockaddr_storage ss, ss2, m;
+	struct sockaddr_in6 *m6 = (struct sockaddr_in6 *)&m;
+	socklen_t len, len2;
+	int l = sdp_listener(sdp_family(), SDP_A, 8, &ss, &len);
+	int l2 = sdp_listener(sdp_family(), SDP_A, 8, &ss2, &len2);
+	int port = sdp_port(&ss);
+	struct policy1 p;
+	int c, a, i;
+
+	policy1(&p, SDP_USE_TCP, SDP_ROLE_CONNECT, "198.18.0.0", 24, port, port);
+	ASSERT_LE(0, l);
+	ASSERT_LE(0, l2);
+	/* to the rule's port: TCP, at once; to the other one: RDMA */
+	c = socket(sdp_family(), SOCK_STREAM, 0);
+	ASSERT_EQ(0, set_policy(c, &p));
+	ASSERT_EQ(0, connect(c, (struct sockaddr *)&ss, len));
+	EXPECT_EQ(SDP_TRANSPORT_TCP, sdp_transport(c));
+	EXPECT_EQ(SDP_FB_POLICY, fb_reason(c));
+	EXPECT_EQ(pol + 1, sdp_stat("FallbackPolicy"));
+	a = accept(l, NULL, NULL);
+	EXPECT_EQ(SDP_TRANSPORT_TCP, sdp_transport(a));
+	close(a);
+	close(c);
+	c = socket(sdp_family(), SOCK_STREAM, 0);
+	ASSERT_EQ(0, set_policy(c, &p));
+	ASSERT_EQ(0, connect(c, (struct sockaddr *)&ss2, len2));
+	EXPECT_EQ(SDP_TRANSPORT_RDMA, sdp_transport(c));
+	close(accept(l2, NULL, NULL));
+	close(c);
+	/* ::ffff:198.18.0.1 is matched by the IPv4 rule */
+	memset(&m, 0, sizeof(m));
+	m6->sin6_family = AF_INET6;
+	m6->sin6_port = htons(port);
+	inet_pton(AF_INET6, "::ffff:" SDP_A, &m6->sin6_addr);
+	c = socket(sdp_family(), SOCK_STREAM, 0);
+	ASSERT_EQ(0, set_policy(c, &p));
+	ASSERT_EQ(0, connect(c, (struct sockaddr *)&m, sizeof(*m6)));
+	EXPECT_EQ(SDP_FB_POLICY, fb_reason(c));
+	close(accept(l, NULL, NULL));
+	close(c);
+	/* a default of TCP, with a rule for SDP */
+	for (i = 0; i < 2; i++) {
+		policy1(&p, SDP_USE_SDP, SDP_ROLE_CONNECT, NULL, 0, port, port);
+		p.hdr.dflt = SDP_USE_TCP;
+		c = socket(sdp_family(), SOCK_STREAM, 0);
+		ASSERT_EQ(0, set_policy(c, &p));
+		ASSERT_EQ(0, connect(c, (struct sockaddr *)(i ? &ss2 : &ss), len));
+		EXPECT_EQ(i ? SDP_TRANSPORT_TCP : SDP_TRANSPORT_RDMA, sdp_transport(c));
+		close(accept(i ? l2 : l, NULL, NULL));
+		close(c);
+	}
+	close(l);
+	close(l2);
+}
+
+/* listen() rules: a listener the policy keeps to TCP serves TCP only. */
+TEST(policy_listen_rule)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sdp_addr(&ss, SDP_A, 0);
+	struct policy1 p;
+	int l = socket(sdp_family(), SOCK_STREAM, 0), c, a;
+
+	policy1(&p, SDP_USE_TCP, SDP_ROLE_LISTEN, SDP_A, 32, 0, 65535);
+	ASSERT_EQ(0, set_policy(l, &p));
+	ASSERT_EQ(0, bind(l, (struct sockaddr *)&ss, len));
+	ASSERT_EQ(0, listen(l, 4));
+	EXPECT_EQ(SDP_FB_POLICY, fb_reason(l));
+	ASSERT_EQ(0, getsockname(l, (struct sockaddr *)&ss, &len));
+	/* an SDP client is refused over RDMA and comes over TCP */
+	c = sdp_connect(sdp_family(), &ss, len);
+	ASSERT_LE(0, c);
+	EXPECT_EQ(SDP_TRANSPORT_TCP, sdp_transport(c));
+	EXPECT_EQ(SDP_FB_REJECTED, fb_reason(c));
+	a = accept(l, NULL, NULL);
+	EXPECT_EQ(SDP_TRANSPORT_TCP, sdp_transport(a));
+	EXPECT_EQ(2, send(c, "ok", 2, 0));
+	close(a);
+	close(c);
+	close(l);
+}
+
+/* Bad policies get EINVAL; a good one reads back as it was set. */
+TEST(policy_bad_input)
+{
+	int fd = socket(sdp_family(), SOCK_STREAM, 0);
+	struct sdp_policy hdr = { .count = SDP_POLICY_MAX_RULES + 1, .dflt = SDP_USE_SDP };
+	struct policy1 p, b, got;
+	socklen_t glen = sizeof(got);
+
+	policy1(&p, SDP_USE_TCP, SDP_ROLE_CONNECT, SDP_A, 24, 1, 2);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, set_policy(fd, &p));
+	ASSERT_EQ(0, getsockopt(fd, SOL_SDP, SDP_POLICY, &got, &glen));
+	EXPECT_EQ(sizeof(got), glen);
+	EXPECT_EQ(0, memcmp(&p, &got, sizeof(p)));
+#define BAD(field, val) do {						\
+	b = p;								\
+	b.field = val;							\
+	EXPECT_EQ(-1, set_policy(fd, &b));				\
+	EXPECT_EQ(EINVAL, errno) TH_LOG(#field " = " #val);		\
+} while (0)
+	BAD(hdr.count, 2);
+	BAD(hdr.count, 0xffffffff);
+	BAD(hdr.dflt, 0);
+	BAD(hdr.dflt, 3);
+	BAD(rule.use, 0);
+	BAD(rule.use, 7);
+	BAD(rule.roles, 0);
+	BAD(rule.roles, 4);
+	BAD(rule.family, 99);
+	BAD(rule.prefix, 33);
+	BAD(rule.port_lo, 3);
+	policy1(&b, SDP_USE_TCP, SDP_ROLE_CONNECT, NULL, 1, 0, 1);
+	EXPECT_EQ(-1, set_policy(fd, &b));
+	EXPECT_EQ(EINVAL, errno);
+	policy1(&b, SDP_USE_TCP, SDP_ROLE_CONNECT, "2001:db8::", 129, 0, 1);
+	EXPECT_EQ(-1, set_policy(fd, &b));
+	EXPECT_EQ(EINVAL, errno);
+#undef BAD
+	EXPECT_EQ(-1, setsockopt(fd, SOL_SDP, SDP_POLICY, &hdr, sizeof(hdr)));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, setsockopt(fd, SOL_SDP, SDP_POLICY, &p, sizeof(p) - 1));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, setsockopt(fd, SOL_SDP, SDP_POLICY, &p, 4));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, setsockopt(fd, SOL_SDP, SDP_POLICY, NULL, sizeof(p)));
+	EXPECT_EQ(EFAULT, errno);
+	/* the policy that was set is still the one in force */
+	glen = sizeof(got);
+	ASSERT_EQ(0, getsockopt(fd, SOL_SDP, SDP_POLICY, &got, &glen));
+	EXPECT_EQ(0, memcmp(&p, &got, sizeof(p)));
+	close(fd);
 }
 
 TEST_HARNESS_MAIN

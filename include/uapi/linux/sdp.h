@@ -30,6 +30,41 @@
 /* getsockopt(SOL_SDP, SDP_FALLBACK_REASON, int): enum sdp_fallback_reason */
 #define SDP_FALLBACK_REASON	2
 
+/*
+ * setsockopt/getsockopt(SOL_SDP, SDP_POLICY, struct sdp_policy + rules):
+ * which connections of this socket may use RDMA. connect() walks the rules
+ * with SDP_ROLE_CONNECT against the destination, listen() those with
+ * SDP_ROLE_LISTEN against the bound address; the first match decides, else
+ * dflt. SDP_USE_TCP makes the socket fall back (SDP_FB_POLICY). The preload
+ * shim (libsdp.so) sets it from /etc/sdp.conf.
+ */
+#define SDP_POLICY		3
+#define SDP_POLICY_MAX_RULES	64
+
+enum sdp_policy_use {
+	SDP_USE_SDP = 1,
+	SDP_USE_TCP = 2,
+};
+
+#define SDP_ROLE_LISTEN		0x1
+#define SDP_ROLE_CONNECT	0x2
+
+struct sdp_policy_rule {
+	__u8	use;		/* enum sdp_policy_use */
+	__u8	roles;		/* SDP_ROLE_* it applies to */
+	__u8	family;		/* AF_INET, AF_INET6, or 0: any address */
+	__u8	prefix;		/* leading bits of addr that must match */
+	__u16	port_lo;	/* port range, host order, inclusive */
+	__u16	port_hi;
+	__u8	addr[16];	/* network order; IPv4 in the first 4 bytes */
+};
+
+struct sdp_policy {
+	__u32	count;		/* rules that follow, at most SDP_POLICY_MAX_RULES */
+	__u32	dflt;		/* enum sdp_policy_use when no rule matches */
+	struct sdp_policy_rule rules[];
+};
+
 /* How a socket's bytes travel (sdp_info.transport). */
 enum sdp_transport {
 	SDP_TRANSPORT_NONE = 0,	/* not connected yet */
