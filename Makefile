@@ -3,6 +3,7 @@
 #   make            build sdp.ko, userspace tools and selftests (installs deps)
 #   make check      run the kselftests in a VM on Debian's stock kernel
 #   make demo       show SDP against TCP in a throwaway VM
+#   make install    install sdp.ko, libsdp.so, sdp_run and the man pages
 #   make C=1        also run sparse on the module
 #   KVER=/KDIR=     build against another kernel
 
@@ -13,7 +14,7 @@ WERROR ?= -Werror
 
 SUBDIRS := userspace selftests/sdp
 
-.PHONY: all deps module $(SUBDIRS) check demo clean
+.PHONY: all deps module $(SUBDIRS) check demo install clean
 
 all: module $(SUBDIRS)
 
@@ -31,6 +32,11 @@ check: all
 
 demo: all
 	scripts/demo
+
+# On a host with RDMA: the module (then depmod; modprobe sdp) and userspace.
+install: all
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
+	$(MAKE) -C userspace install
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean

@@ -281,6 +281,7 @@ struct sdp_sock {
 	struct delayed_work	retry_work;	/* after a busy listener's refusal */
 	u8			syn_retries;
 	struct sdp_policy	*policy;	/* SDP_POLICY, or NULL: SDP always */
+	bool			family_fixed;	/* SDP_FAMILY was set */
 	void			(*tcp_error_report)(struct sock *sk);
 	struct sockaddr_storage	saddr;		/* as rdma_cm saw them */
 	struct sockaddr_storage	daddr;

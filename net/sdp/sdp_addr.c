@@ -44,7 +44,7 @@ int sdp_addr_from_user(struct sdp_sock *ssk, struct sockaddr *uaddr, int len,
 		out->ss_family = AF_INET;
 
 	if (out->ss_family == AF_INET6 && family == AF_INET &&
-	    len >= SIN6_LEN_RFC2133 && sdp_tcp_fresh(ssk)) {
+	    len >= SIN6_LEN_RFC2133 && sdp_tcp_fresh(ssk) && !ssk->family_fixed) {
 		err = sdp_tcp_create(ssk, AF_INET6, NULL);
 		if (err)
 			return err;

@@ -89,6 +89,28 @@ void sdp_tcp_refresh(struct sdp_sock *ssk)
 		sdp_tx_push(ssk, true);
 }
 
+/* SDP_FAMILY: the family socket() was asked for, as the shim knows it. */
+static int sdp_set_family(struct sdp_sock *ssk, sockptr_t optval, unsigned int optlen)
+{
+	int family, err = 0;
+
+	if (optlen < sizeof(family))
+		return -EINVAL;
+	if (copy_from_sockptr(&family, optval, sizeof(family)))
+		return -EFAULT;
+	if (family != AF_INET && family != AF_INET6)
+		return -EAFNOSUPPORT;
+	lock_sock(&ssk->sk);
+	if (sdp_fb(ssk) || !sdp_tcp_fresh(ssk))
+		err = -EISCONN;
+	else if (ssk->tcp->sk->sk_family != family)
+		err = sdp_tcp_create(ssk, family, NULL);
+	if (!err)
+		ssk->family_fixed = true;
+	release_sock(&ssk->sk);
+	return err;
+}
+
 int sdp_setsockopt(struct socket *sock, int level, int optname,
 		   sockptr_t optval, unsigned int optlen)
 {
@@ -97,9 +119,13 @@ int sdp_setsockopt(struct socket *sock, int level, int optname,
 	struct socket *tcp;
 	int err;
 
-	if (level == SOL_SDP)
-		return optname == SDP_POLICY ? sdp_policy_set(ssk, optval, optlen) :
-					       -ENOPROTOOPT;
+	if (level == SOL_SDP) {
+		if (optname == SDP_POLICY)
+			return sdp_policy_set(ssk, optval, optlen);
+		if (optname == SDP_FAMILY)
+			return sdp_set_family(ssk, optval, optlen);
+		return -ENOPROTOOPT;
+	}
 	/* Upper layers and repair mode would act on the native socket alone. */
 	if (level == SOL_TCP &&
 	    (optname == TCP_ULP || optname == TCP_REPAIR ||
@@ -110,7 +136,7 @@ int sdp_setsockopt(struct socket *sock, int level, int optname,
 	lock_sock(sk);
 	/* IPv6 options make a fresh socket an IPv6 one, as bind(sin6) does. */
 	if (level == SOL_IPV6 && ssk->tcp->sk->sk_family == AF_INET &&
-	    sdp_tcp_fresh(ssk)) {
+	    sdp_tcp_fresh(ssk) && !ssk->family_fixed) {
 		err = sdp_tcp_create(ssk, AF_INET6, NULL);
 		if (err)
 			goto out;
@@ -205,6 +231,12 @@ int sdp_getsockopt(struct socket *sock, int level, int optname,
 		}
 		if (optname == SDP_POLICY)
 			return sdp_policy_get(ssk, optval, optlen);
+		if (optname == SDP_FAMILY) {
+			lock_sock(sk);
+			u.val = ssk->tcp->sk->sk_family;
+			release_sock(sk);
+			return sdp_put_opt(optval, optlen, &u.val, sizeof(u.val));
+		}
 		if (optname != SDP_INFO)
 			return -ENOPROTOOPT;
 		lock_sock(sk);

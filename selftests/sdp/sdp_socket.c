@@ -114,4 +114,59 @@ TEST(sdp_many_sockets)
 		close(fds[i]);
 }
 
+/*
+ * What a program sees of socket(AF_INET[6]) made SDP by the shim
+ * (SDP_FAMILY) against what it sees of TCP: each step's result and errno.
+ */
+static void family_steps(int fd, int family, int *out)
+{
+	struct sockaddr_storage a4, a6, got;
+	socklen_t glen = sizeof(got), l4 = sdp_addr(&a4, SDP_A, 0);
+	socklen_t l6 = sdp_addr(&a6, SDP_A6, 0);
+	int zero = 0, n = 0;
+
+	out[n++] = setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)) ? errno : 0;
+	out[n++] = getsockname(fd, (struct sockaddr *)&got, &glen) ? errno : got.ss_family;
+	out[n++] = bind(fd, (struct sockaddr *)(family == AF_INET ? &a6 : &a4),
+			family == AF_INET ? l6 : l4) ? errno : 0;
+	out[n++] = bind(fd, (struct sockaddr *)(family == AF_INET ? &a4 : &a6),
+			family == AF_INET ? l4 : l6) ? errno : 0;
+}
+
+TEST(sdp_family_fixed_as_tcp)
+{
+	int fams[] = { AF_INET, AF_INET6 };
+
+	for (int i = 0; i < 2; i++) {
+		int t = socket(fams[i], SOCK_STREAM, 0), s = socket(sdp_family(), SOCK_STREAM, 0);
+		int want[4], got[4], f = fams[i];
+		socklen_t len = sizeof(f);
+
+		ASSERT_LE(0, t);
+		ASSERT_LE(0, s);
+		ASSERT_EQ(0, setsockopt(s, SOL_SDP, SDP_FAMILY, &fams[i], sizeof(int)));
+		ASSERT_EQ(0, getsockopt(s, SOL_SDP, SDP_FAMILY, &f, &len));
+		EXPECT_EQ(fams[i], f);
+		family_steps(t, fams[i], want);
+		family_steps(s, fams[i], got);
+		for (int k = 0; k < 4; k++) {
+			EXPECT_EQ(want[k], got[k]) TH_LOG("family %d step %d", fams[i], k);
+		}
+		/* bound: the family cannot change any more */
+		EXPECT_EQ(-1, setsockopt(s, SOL_SDP, SDP_FAMILY, &fams[!i], sizeof(int)));
+		EXPECT_EQ(EISCONN, errno);
+		close(t);
+		close(s);
+	}
+	{
+		int s = socket(sdp_family(), SOCK_STREAM, 0), bad = AF_UNIX;
+
+		EXPECT_EQ(-1, setsockopt(s, SOL_SDP, SDP_FAMILY, &bad, sizeof(bad)));
+		EXPECT_EQ(EAFNOSUPPORT, errno);
+		EXPECT_EQ(-1, setsockopt(s, SOL_SDP, SDP_FAMILY, &bad, 2));
+		EXPECT_EQ(EINVAL, errno);
+		close(s);
+	}
+}
+
 TEST_HARNESS_MAIN

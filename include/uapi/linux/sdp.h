@@ -39,6 +39,13 @@
  * shim (libsdp.so) sets it from /etc/sdp.conf.
  */
 #define SDP_POLICY		3
+/*
+ * setsockopt/getsockopt(SOL_SDP, SDP_FAMILY, int): AF_INET or AF_INET6.
+ * Makes a fresh socket that family for good, as socket(AF_INET[6]) makes a
+ * TCP socket: addresses and SOL_IPV6 options then get TCP's errnos instead
+ * of changing the family (the shim sets it; EISCONN once bound).
+ */
+#define SDP_FAMILY		4
 #define SDP_POLICY_MAX_RULES	64
 
 enum sdp_policy_use {

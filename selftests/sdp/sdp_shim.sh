@@ -1,0 +1,161 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The preload shim: unmodified Debian programs under sdp_run move their bytes
+# over RDMA (checked end to end, proven by SDP's and rxe's counters); the
+# rules file, the environment knobs, threads, fork+exec, /etc/ld.so.preload,
+# and a missing module all behave as documented (sdp_run(8), sdp.conf(5)).
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+ko=${SDP_KO:-$here/../../net/sdp/sdp.ko}
+run=$here/../../userspace/sdp_run
+lib=$(cd "$here/../../userspace" && pwd)/libsdp.so
+py=/usr/bin/python3
+[ -r /proc/net/sdp_stats ] || { echo "# sdp not loaded"; exit $KSFT_SKIP; }
+[ -x "$run" ] && [ -r "$lib" ] || { echo "# build userspace/ first"; exit $KSFT_SKIP; }
+tmp=$(mktemp -d)
+trap 'rm -f /etc/ld.so.preload; kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+: >"$tmp/none.conf"
+export SDP_CONFIG=$tmp/none.conf	# no rules: SDP for every TCP socket
+
+mib() { awk -v k="$1" '$1 == k { print $2 }' /proc/net/sdp_stats; }
+
+wait_listen()	# PORT
+{
+	local i
+	for i in $(seq 100); do
+		ss -Hltn "sport = :$1" | grep -q . && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# Counters before a transfer; rdma_moved BYTES checks that at least BYTES of
+# payload crossed RDMA since, in rxe packets of at most 4 KiB.
+mark() { rx0=$(mib RxBytes); pk0=$(sdp_rxe_counter sent_pkts); }
+rdma_moved() { [ $(($(mib RxBytes) - rx0)) -ge "$1" ] &&
+	       [ $(($(sdp_rxe_counter sent_pkts) - pk0)) -ge $(($1 / 4096)) ]; }
+
+# SO_DOMAIN of a TCP socket a program opens, for each of: tcp4 tcp6 udp unix
+domains()
+{
+	"$@" $py -c '
+import socket
+s = [socket.socket(socket.AF_INET, socket.SOCK_STREAM),
+     socket.socket(socket.AF_INET6, socket.SOCK_STREAM | socket.SOCK_CLOEXEC),
+     socket.socket(socket.AF_INET, socket.SOCK_DGRAM),
+     socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)]
+print(*[x.getsockopt(socket.SOL_SOCKET, socket.SO_DOMAIN) for x in s])'
+}
+
+fam=$(cat /sys/module/sdp/parameters/family)
+head -c $((4 << 20)) /dev/urandom >"$tmp/in"
+size=$(stat -c %s "$tmp/in")
+
+ktap_plan 18
+
+# socat and nc, both under the shim
+mark
+timeout 60 "$run" socat -u TCP4-LISTEN:7201,bind=$SDP_A,reuseaddr "OPEN:$tmp/out,creat,trunc" &
+srv=$!
+wait_listen 7201
+timeout 60 "$run" nc -N $SDP_A 7201 <"$tmp/in"
+wait $srv
+ktap_check "socat <- nc under sdp_run: file intact" cmp -s "$tmp/in" "$tmp/out"
+ktap_check "socat <- nc under sdp_run: over RDMA" rdma_moved "$size"
+
+# curl against python3 -m http.server
+mark
+"$run" $py -m http.server 7202 --bind $SDP_A --directory "$tmp" >/dev/null 2>&1 &
+srv=$!
+wait_listen 7202
+timeout 60 "$run" curl -sf -o "$tmp/out" http://$SDP_A:7202/in
+kill $srv
+ktap_check "curl <- python3 -m http.server under sdp_run: file intact" cmp -s "$tmp/in" "$tmp/out"
+ktap_check "curl <- python3 -m http.server: over RDMA" rdma_moved "$size"
+
+# iperf3 (control and data connections)
+mark
+timeout 60 "$run" iperf3 -s -1 -B $SDP_A -p 7203 >/dev/null &
+srv=$!
+wait_listen 7203
+timeout 60 "$run" iperf3 -c $SDP_A -p 7203 -n 8M -J >"$tmp/iperf.json"
+wait $srv
+# the receiver reports when the sender is done: bytes still in flight are
+# not counted, over TCP as well
+read -r sent got < <($py -c 'import json, sys; e = json.load(sys.stdin)["end"]
+print(e["sum_sent"]["bytes"], e["sum_received"]["bytes"])' <"$tmp/iperf.json" 2>/dev/null)
+ktap_check "iperf3 under sdp_run: 8 MiB sent, received" \
+	[ "${sent:-0}" -eq $((8 << 20)) -a "${got:-0}" -gt 0 ]
+ktap_check "iperf3 under sdp_run: over RDMA" rdma_moved "${got:-1}"
+
+# socat forks a child per connection, which execs cat on the inherited socket
+mark
+timeout 60 "$run" socat TCP4-LISTEN:7204,bind=$SDP_A,reuseaddr,fork EXEC:cat &
+srv=$!
+wait_listen 7204
+timeout 60 "$run" nc -N $SDP_A 7204 <"$tmp/in" >"$tmp/out"
+kill $srv
+ktap_check "fork+exec: cat echoes over the inherited socket" cmp -s "$tmp/in" "$tmp/out"
+ktap_check "fork+exec: both ways over RDMA" rdma_moved $((2 * size))
+
+# Only TCP sockets change, in any thread; buffer sizes from the environment
+ktap_check "TCP (v4, v6) become SDP; UDP and AF_UNIX do not" \
+	[ "$(domains "$run")" = "$fam $fam 2 1" ]
+ktap_check "64 sockets from 8 threads at once are all SDP" [ "$("$run" $py -c '
+import socket, threading
+out = []
+def work():
+    for _ in range(8):
+        with socket.socket() as s:
+            out.append(s.getsockopt(socket.SOL_SOCKET, socket.SO_DOMAIN))
+t = [threading.Thread(target=work) for _ in range(8)]
+[x.start() for x in t]; [x.join() for x in t]
+print(len(out), set(out))')" = "64 {$fam}" ]
+ktap_check "sdp_run -r/-w set SO_RCVBUF/SO_SNDBUF as TCP does" [ "$("$run" -r 131072 -w 65536 $py -c '
+import socket
+s = socket.socket()
+print(s.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF), s.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF))')" = "262144 131072" ]
+
+# The rules file
+printf 'use tcp both python3 *:*\n' >"$tmp/tcp.conf"
+ktap_check "a catch-all tcp rule for the program: plain TCP sockets" \
+	[ "$(SDP_CONFIG=$tmp/tcp.conf domains "$run")" = "2 10 2 1" ]
+printf 'use tcp connect nc %s:7205\n' $SDP_A >"$tmp/port.conf"
+pol=$(mib FallbackPolicy)
+timeout 60 "$run" socat -u TCP4-LISTEN:7205,bind=$SDP_A,reuseaddr "OPEN:$tmp/out,creat,trunc" &
+srv=$!
+wait_listen 7205
+SDP_CONFIG=$tmp/port.conf timeout 60 "$run" nc -N $SDP_A 7205 <"$tmp/in"
+wait $srv
+ktap_check "an address:port rule sends that connection over TCP, intact" \
+	bash -c "cmp -s '$tmp/in' '$tmp/out' && [ $(mib FallbackPolicy) -eq $((pol + 1)) ]"
+printf 'use sdp both * *:*\nuse sdp both * 1.2.3.4/40:*\n' >"$tmp/bad.conf"
+out=$(SDP_CONFIG=$tmp/bad.conf domains "$run" 2>"$tmp/err")
+ktap_check "a bad rules file: one warning with its line number, defaults, no harm" \
+	bash -c "[ '$out' = '$fam $fam 2 1' ] && [ \$(grep -c . '$tmp/err') -eq 1 ] &&
+		 grep -q 'bad.conf:2: bad prefix length' '$tmp/err'"
+ktap_check "no log file appears in /tmp" bash -c "! ls /tmp | grep -qi sdp.*log"
+
+# System-wide: /etc/ld.so.preload (the guest's /etc is a throwaway overlay)
+echo "$lib" >/etc/ld.so.preload
+out=$(domains env)
+rm -f /etc/ld.so.preload
+ktap_check "/etc/ld.so.preload applies the shim to every program" [ "$out" = "$fam $fam 2 1" ]
+
+# The module absent: programs run on TCP, sdp_run says why
+for _ in $(seq 50); do rmmod sdp 2>/dev/null && break; sleep 0.2; done
+if [ -d /sys/module/sdp ]; then
+	ktap_result fail "module absent: could not unload sdp"
+	ktap_result fail "module absent: sdp_run warns"
+else
+	timeout 60 nc -d -l $SDP_A 7206 >"$tmp/out" &
+	srv=$!
+	wait_listen 7206
+	timeout 60 "$run" nc -N $SDP_A 7206 <"$tmp/in" 2>"$tmp/err"
+	wait $srv
+	ktap_check "module absent: nc under sdp_run works over TCP" cmp -s "$tmp/in" "$tmp/out"
+	ktap_check "module absent: sdp_run warns" grep -q 'module is not loaded' "$tmp/err"
+	insmod "$ko" family="$fam"
+fi
+ktap_finished
