@@ -21,11 +21,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "sdp_config.h"
-
-#define SDP_PARAM_FAMILY	"/sys/module/sdp/parameters/family"
+#include "sdp_family.h"
 
 static struct {
 	int (*socket)(int, int, int);
@@ -33,34 +34,36 @@ static struct {
 	int debug;
 	int sndbuf, rcvbuf;
 	int use_sdp;			/* the rules let this program use SDP */
+	char prog[256];			/* the name rules match, as exec'ed */
 	struct sdp_conf conf;
 	struct sdp_conf_policy policy;
 } shim;
 
 static pthread_once_t shim_once = PTHREAD_ONCE_INIT;
 
+/* argv[0] may be rewritten later (setproctitle): take the name now. */
+__attribute__((constructor))
+static void shim_name(void)
+{
+	snprintf(shim.prog, sizeof(shim.prog), "%s", program_invocation_short_name);
+}
+
+/*
+ * To stderr, if there is one: a daemon may have closed it and reused
+ * descriptor 2 for a socket, which must not get our words.
+ */
 static void shim_log(const char *fmt, ...)
 {
+	struct stat st;
 	va_list ap;
 
+	if (fstat(STDERR_FILENO, &st) || S_ISSOCK(st.st_mode))
+		return;
 	va_start(ap, fmt);
 	fprintf(stderr, "libsdp[%d]: ", (int)getpid());
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
-}
-
-static int read_int_file(const char *path, int dflt)
-{
-	FILE *f = fopen(path, "re");
-	int v;
-
-	if (!f)
-		return dflt;
-	if (fscanf(f, "%d", &v) != 1)
-		v = dflt;
-	fclose(f);
-	return v;
 }
 
 static int env_int(const char *name)
@@ -73,7 +76,7 @@ static int env_int(const char *name)
 static void shim_load_rules(void)
 {
 	const char *path = getenv("SDP_CONFIG") ? : SDP_CONF_DEFAULT;
-	const char *prog = program_invocation_short_name;
+	const char *prog = shim.prog[0] ? shim.prog : program_invocation_short_name;
 	char err[512];
 	FILE *f;
 
@@ -104,7 +107,7 @@ static void shim_init(void)
 	shim.debug = env_int("SDP_DEBUG");
 	shim.sndbuf = env_int("SDP_SNDBUF");
 	shim.rcvbuf = env_int("SDP_RCVBUF");
-	shim.family = read_int_file(SDP_PARAM_FAMILY, AF_INET_SDP);
+	shim.family = sdp_family();
 	shim_load_rules();
 	errno = saved;
 }
@@ -140,10 +143,8 @@ int socket(int domain, int type, int protocol)
 	int saved, fd;
 
 	pthread_once(&shim_once, shim_init);
-	if (!shim.socket) {
-		errno = ENOSYS;
-		return -1;
-	}
+	if (!shim.socket)	/* no libc symbol to call: the system call itself */
+		return syscall(SYS_socket, domain, type, protocol);
 	if (!shim.use_sdp || !is_tcp(domain, type, protocol))
 		return shim.socket(domain, type, protocol);
 

@@ -4,6 +4,7 @@
  * allocation, no global state: it runs inside arbitrary programs.
  */
 #include <arpa/inet.h>
+#include <netinet/in.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
@@ -99,6 +100,15 @@ static const char *parse_addr(char *s, struct sdp_policy_rule *r)
 	if (slash && parse_num(slash, prefix, &prefix))
 		return "bad prefix length";
 	r->prefix = prefix;
+	/* The kernel matches v4-mapped destinations as IPv4: so do rules. */
+	if (r->family == AF_INET6 && IN6_IS_ADDR_V4MAPPED((struct in6_addr *)r->addr)) {
+		if (prefix < 96)
+			return "a v4-mapped prefix must be at least 96 bits";
+		memmove(r->addr, r->addr + 12, 4);
+		memset(r->addr + 4, 0, 12);
+		r->family = AF_INET;
+		r->prefix = prefix - 96;
+	}
 	return NULL;
 }
 

@@ -21,20 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <linux/sdp.h>
-
-static int sdp_family(void)
-{
-	FILE *f = fopen("/sys/module/sdp/parameters/family", "r");
-	int fam = AF_INET_SDP;
-
-	if (f) {
-		if (fscanf(f, "%d", &fam) != 1)
-			fam = AF_INET_SDP;
-		fclose(f);
-	}
-	return fam;
-}
+#include "sdp_family.h"
 
 static double now_us(void)
 {

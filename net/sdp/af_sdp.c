@@ -200,7 +200,7 @@ static int sdp_listen(struct socket *sock, int backlog)
 	int err = -EINVAL;
 
 	if (sdp_fb(ssk)) {
-		sdp_fb_ready(ssk);
+		sdp_fb_sync(ssk);
 		return sdp_fb_listen(ssk, backlog);
 	}
 	lock_sock(sk);
@@ -246,7 +246,7 @@ static int sdp_accept(struct socket *sock, struct socket *newsock, int flags,
 	int err;
 
 	if (sdp_fb(ssk)) {
-		sdp_fb_ready(ssk);
+		sdp_fb_sync(ssk);
 		return sdp_fb_accept(ssk, newsock, flags, kern);
 	}
 	lock_sock(sk);
@@ -282,6 +282,8 @@ static int sdp_accept(struct socket *sock, struct socket *newsock, int flags,
 	sock_graft(csk, newsock);
 	newsock->ops = &sdp_proto_ops;
 	newsock->state = SS_CONNECTED;
+	/* Now that it has a file: TCP would wake its waiters after a fallback. */
+	sdp_fb_attach(child);
 	release_sock(csk);
 	return 0;
 out:

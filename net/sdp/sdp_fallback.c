@@ -278,6 +278,9 @@ int sdp_fb_start(struct sdp_sock *ssk, int reason)
 
 	set_bit(SDP_F_SWITCHING, &ssk->flags);
 	sdp_fb_count(ssk, reason);
+	/* A listener's native socket lost the hook (sdp_fb_listen): again. */
+	if (sk->sk_socket)
+		sdp_fb_attach(ssk);
 	sk_stop_timer(sk, &ssk->conn_timer);
 	sdp_tcp_sync(ssk);
 	WRITE_ONCE(ssk->transport, SDP_TRANSPORT_TCP);
@@ -469,11 +472,16 @@ int sdp_fb_connect(struct socket *sock, struct sockaddr *uaddr, int len, int fla
  */
 int sdp_fb_listen(struct sdp_sock *ssk, int backlog)
 {
+	struct socket *tcp = ssk->tcp;
+	bool may_listen = tcp->state == SS_UNCONNECTED &&
+			  (1 << tcp->sk->sk_state) & (TCPF_CLOSE | TCPF_LISTEN);
 	int err;
 
-	sdp_fb_detach(ssk, ssk->tcp);
-	err = kernel_listen(ssk->tcp, backlog);
-	if (err && ssk->sk.sk_socket)
+	/* A socket TCP will refuse keeps its hook (it may be connected). */
+	if (may_listen)
+		sdp_fb_detach(ssk, tcp);
+	err = kernel_listen(tcp, backlog);
+	if (err && may_listen && ssk->sk.sk_socket)
 		sdp_fb_attach(ssk);
 	return err;
 }

@@ -49,7 +49,7 @@ int sdp_policy_set(struct sdp_sock *ssk, sockptr_t optval, unsigned int optlen)
 	size = struct_size(p, rules, hdr.count);
 	if (optlen != size)
 		return -EINVAL;
-	p = kmalloc(size, GFP_KERNEL);
+	p = kmalloc(size, GFP_KERNEL_ACCOUNT);
 	if (!p)
 		return -ENOMEM;
 	if (copy_from_sockptr(p, optval, size)) {

@@ -270,6 +270,37 @@ TEST(listen_after_refused_fallback)
 	EXPECT_EQ(0, listen_after_refused(_metadata, sdp_family(), &ss, len));
 }
 
+/*
+ * A listener shut down, then connected: TCP's refusal after the fallback
+ * reaches SO_ERROR and poll as on a TCP socket. Returns SO_ERROR.
+ */
+static int refused_after_listen(struct __test_metadata *_metadata, int family,
+				const struct sockaddr_storage *ss, socklen_t len)
+{
+	int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK, 0), err;
+
+	EXPECT_EQ(0, listen(fd, 4));
+	EXPECT_EQ(0, shutdown(fd, SHUT_RD));
+	EXPECT_EQ(-1, connect(fd, (const struct sockaddr *)ss, len));
+	EXPECT_EQ(EINPROGRESS, errno);
+	EXPECT_NE(0, sdp_poll1(fd, POLLOUT, 10000) & POLLERR);
+	err = sdp_getint(fd, SOL_SOCKET, SO_ERROR);
+	close(fd);
+	return err;
+}
+
+TEST(connect_after_listen_shutdown)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	pid_t srv = echo_server("tcponly", SDP_TCPONLY, &ss, &len);
+
+	ASSERT_LT(0, srv);
+	stop_server(srv);		/* nothing listens on that port now */
+	EXPECT_EQ(ECONNREFUSED, refused_after_listen(_metadata, AF_INET, &ss, len));
+	EXPECT_EQ(ECONNREFUSED, refused_after_listen(_metadata, sdp_family(), &ss, len));
+}
+
 /* An epoll waiter asleep before the switch wakes when TCP connects. */
 TEST(epoll_waiter_from_before_the_fallback)
 {

@@ -46,27 +46,24 @@ ktap_check "nc -> SDP listener (socat): file intact" cmp -s "$tmp/in" "$tmp/out1
 ktap_check "nc -> SDP listener: served over TCP (FallbackPeerTcp +1)" \
 	[ "$(stat FallbackPeerTcp)" -eq $((peer_tcp + 1)) ]
 
-# 2. socat's SDP client sends to nc on a host without RDMA.
-port=7102
-nodev=$(stat FallbackNoDevice)
-timeout 60 ip netns exec $SDP_TCPONLY_NS nc -d -l $SDP_TCPONLY $port >"$tmp/out2" &
-srv=$!
-wait_listen $SDP_TCPONLY_NS $port
-timeout 60 socat -u "OPEN:$tmp/in" "SOCKET-CONNECT:$fam:6:$(sdp_sockaddr $SDP_TCPONLY $port)"
-wait $srv
-ktap_check "SDP client (socat) -> nc on a TCP-only host: file intact" cmp -s "$tmp/in" "$tmp/out2"
-ktap_check "SDP client -> TCP-only host: fell back (FallbackNoDevice +1)" \
-	[ "$(stat FallbackNoDevice)" -eq $((nodev + 1)) ]
+# socat's SDP client sends to nc listening on ADDR:PORT in NETNS ("-": ours);
+# the counter Fallback<REASON> must go up by one.
+sdp_to_nc()	# LABEL NETNS ADDR PORT REASON
+{
+	local ns=() before srv
+	[ "$2" != - ] && ns=(ip netns exec "$2")
+	before=$(stat "Fallback$5")
+	timeout 60 "${ns[@]}" nc -d -l "$3" "$4" >"$tmp/out.$4" &
+	srv=$!
+	wait_listen "$2" "$4"
+	timeout 60 socat -u "OPEN:$tmp/in" "SOCKET-CONNECT:$fam:6:$(sdp_sockaddr "$3" "$4")"
+	wait $srv
+	ktap_check "SDP client (socat) -> nc on $1: file intact" cmp -s "$tmp/in" "$tmp/out.$4"
+	ktap_check "SDP client -> $1: fell back (Fallback$5 +1)" \
+		[ "$(stat "Fallback$5")" -eq $((before + 1)) ]
+}
 
-# 3. The same over loopback, where RDMA never goes.
-port=7103
-loop=$(stat FallbackLoopback)
-timeout 60 nc -d -l 127.0.0.1 $port >"$tmp/out3" &
-srv=$!
-wait_listen - $port
-timeout 60 socat -u "OPEN:$tmp/in" "SOCKET-CONNECT:$fam:6:$(sdp_sockaddr 127.0.0.1 $port)"
-wait $srv
-ktap_check "SDP client (socat) -> nc on 127.0.0.1: file intact" cmp -s "$tmp/in" "$tmp/out3"
-ktap_check "SDP client -> loopback: fell back (FallbackLoopback +1)" \
-	[ "$(stat FallbackLoopback)" -eq $((loop + 1)) ]
+# 2. A host without RDMA. 3. Loopback, where RDMA never goes.
+sdp_to_nc "a TCP-only host" $SDP_TCPONLY_NS $SDP_TCPONLY 7102 NoDevice
+sdp_to_nc 127.0.0.1 - 127.0.0.1 7103 Loopback
 ktap_finished

@@ -78,6 +78,21 @@ TEST(good_file)
 	EXPECT_STREQ("[a-c]x", conf.rules[4].prog);
 }
 
+/* A rule written with a v4-mapped address is the IPv4 rule it means. */
+TEST(v4_mapped_rule_is_ipv4)
+{
+	const struct sdp_policy_rule *r = &conf.rules[0].rule;
+
+	ASSERT_EQ(0, parse("use tcp both * [::ffff:10.1.0.0]/112:*\n", &conf, err,
+			   sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(AF_INET, r->family);
+	EXPECT_EQ(16, r->prefix);
+	EXPECT_EQ(0, memcmp(r->addr, "\x0a\x01\x00\x00", 4));
+	EXPECT_EQ(-1, parse("use tcp both * [::ffff:10.1.0.0]/64:*\n", &conf, err,
+			    sizeof(err)));
+	EXPECT_TRUE(strstr(err, "sdp.conf:1: a v4-mapped prefix") == err) TH_LOG("%s", err);
+}
+
 TEST(empty_file)
 {
 	EXPECT_EQ(0, parse("", &conf, err, sizeof(err)));

@@ -16,25 +16,13 @@
 #include <unistd.h>
 #include <linux/sdp.h>
 
+#include "../../userspace/sdp_family.h"
+
 /* The topology of lib.sh. */
 #define SDP_A	"198.18.0.1"
 #define SDP_B	"198.18.0.2"
 #define SDP_A6	"2001:db8::1"
 #define SDP_TCPONLY	"198.19.0.2"
-
-/* The family the loaded module registered (module parameter "family"). */
-static inline int sdp_family(void)
-{
-	FILE *f = fopen("/sys/module/sdp/parameters/family", "r");
-	int fam = AF_INET_SDP;
-
-	if (f) {
-		if (fscanf(f, "%d", &fam) != 1)
-			fam = AF_INET_SDP;
-		fclose(f);
-	}
-	return fam;
-}
 
 /*
  * The transport SDP sockets should end up on: RDMA, or TCP when the suite
