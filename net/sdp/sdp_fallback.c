@@ -55,7 +55,7 @@ static void sdp_ncache_key(const struct sockaddr_storage *ss, struct in6_addr *a
 static struct sdp_ncache_entry *sdp_ncache_slot(struct sdp_net *sn,
 						const struct in6_addr *a, __be16 port)
 {
-	u32 h = jhash2(a->s6_addr32, 4, (__force u32)port);
+	u32 h = jhash2((__force const u32 *)a->s6_addr32, 4, (__force u32)port);
 
 	return &sn->ncache[h % SDP_NCACHE_SIZE];
 }
