@@ -13,7 +13,7 @@
  *   sdp_bench [-f FAM] ADDR PORT hold N             N idle connections
  *
  * FAM is tcp (default), sdp or smc. Clients print one line of key=value:
- *   pp:     median_us= p99_us= mean_us= n= transport=
+ *   pp:     rtt_median_us= rtt_p99_us= rtt_mean_us= n= transport=
  *   stream: mbytes_per_s= bytes= secs= streams= transport=
  *   hold:   "ready n=N" once all are up, then wait for EOF on stdin.
  * transport is rdma or tcp for SDP (SDP_INFO), the family name otherwise.
@@ -33,6 +33,8 @@
 #include <unistd.h>
 
 #include <linux/sdp.h>
+
+#include "sdp_family.h"
 
 #ifndef AF_SMC
 #define AF_SMC 43
@@ -63,19 +65,6 @@ static void die(const char *what)
 {
 	fprintf(stderr, "sdp_bench: %s: %s\n", what, strerror(errno));
 	exit(1);
-}
-
-static int sdp_family(void)
-{
-	FILE *f = fopen("/sys/module/sdp/parameters/family", "r");
-	int n = AF_INET_SDP;
-
-	if (f) {
-		if (fscanf(f, "%d", &n) != 1)
-			n = AF_INET_SDP;
-		fclose(f);
-	}
-	return n;
 }
 
 static int write_all(int fd, const char *p, size_t len)
@@ -186,22 +175,21 @@ static void *pour_thread(void *p)
 	return NULL;
 }
 
+struct conn {
+	int fd;
+	struct req r;
+};
+
 static void *serve_conn(void *p)
 {
-	int fd = (int)(intptr_t)p;
-	struct req r;
-	char *buf = NULL;
-	size_t size;
+	struct conn *c = p;
+	int fd = c->fd;
+	size_t size = ntohl(c->r.size);
+	char *buf = calloc(1, size);
 
-	if (read_all(fd, (char *)&r, sizeof(r)) != 1 || ntohl(r.magic) != MAGIC)
-		goto out;
-	size = ntohl(r.size);
-	if (size < 1 || size > (64u << 20))
-		goto out;
-	buf = calloc(1, size);
 	if (!buf)
 		goto out;
-	switch (ntohl(r.mode)) {
+	switch (ntohl(c->r.mode)) {
 	case M_PP:
 		nodelay(fd);
 		while (read_all(fd, buf, size) == 1)
@@ -212,12 +200,12 @@ static void *serve_conn(void *p)
 		drain(fd, buf, size);
 		break;
 	case M_RX:	/* the client receives: we send for msecs */
-		pour(fd, buf, size, ntohl(r.msecs) / 1e3);
+		pour(fd, buf, size, ntohl(c->r.msecs) / 1e3);
 		shutdown(fd, SHUT_WR);
 		drain(fd, buf, size);
 		break;
 	case M_BIDIR: {
-		struct pour_arg a = { fd, calloc(1, size), size, ntohl(r.msecs) / 1e3 };
+		struct pour_arg a = { fd, calloc(1, size), size, ntohl(c->r.msecs) / 1e3 };
 		pthread_t t;
 
 		if (!a.buf || pthread_create(&t, NULL, pour_thread, &a)) {
@@ -229,15 +217,13 @@ static void *serve_conn(void *p)
 		free(a.buf);
 		break;
 	}
-	case M_HOLD:	/* idle until the client closes */
-		drain(fd, buf, size);
-		break;
 	}
 out:
 	/* Our EOF tells the client that everything it sent has arrived. */
 	shutdown(fd, SHUT_WR);
 	close(fd);
 	free(buf);
+	free(c);
 	return NULL;
 }
 
@@ -253,16 +239,33 @@ static void __attribute__((noreturn)) serve(void)
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 256 << 10);
 	for (;;) {
-		int a = accept(l, NULL, NULL);
+		struct conn *c = malloc(sizeof(*c));
 		pthread_t t;
 
-		if (a < 0) {
+		if (!c)
+			die("malloc");
+		c->fd = accept(l, NULL, NULL);
+		if (c->fd < 0) {
+			free(c);
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
 			die("accept");
 		}
-		if (pthread_create(&t, &attr, serve_conn, (void *)(intptr_t)a))
-			close(a);
+		/*
+		 * Our clients send the request right after connect(). Held
+		 * connections get no thread: their memory is the sockets'.
+		 */
+		if (read_all(c->fd, (char *)&c->r, sizeof(c->r)) != 1 ||
+		    ntohl(c->r.magic) != MAGIC || ntohl(c->r.size) < 1 ||
+		    ntohl(c->r.size) > (64u << 20)) {
+			close(c->fd);
+			free(c);
+		} else if (ntohl(c->r.mode) == M_HOLD) {
+			free(c);	/* the fd stays open until the process ends */
+		} else if (pthread_create(&t, &attr, serve_conn, c)) {
+			close(c->fd);
+			free(c);
+		}
 	}
 }
 
@@ -317,7 +320,7 @@ static int run_pp(size_t size, int n, double secs)
 	}
 	n = i;
 	qsort(t, n, sizeof(*t), cmp_double);
-	printf("median_us=%.1f p99_us=%.1f mean_us=%.1f n=%d transport=%s\n",
+	printf("rtt_median_us=%.1f rtt_p99_us=%.1f rtt_mean_us=%.1f n=%d transport=%s\n",
 	       t[n / 2], t[(n - 1) * 99 / 100], sum / n, n, transport(fd));
 	close(fd);
 	free(t);
@@ -356,12 +359,20 @@ static void *stream_run(void *p)
 	if (!buf)
 		die("calloc");
 	pthread_barrier_wait(&start_line);
-	if (pthread_create(&s->rx_tid, NULL, stream_rx, s))
+	/*
+	 * Only bidir receives while it sends: rsockets (librspreload) can
+	 * hang a blocking send while another thread of the process waits in
+	 * recv on the same socket with nothing to receive.
+	 */
+	if (s->mode == M_BIDIR && pthread_create(&s->rx_tid, NULL, stream_rx, s))
 		die("pthread_create");
 	if (s->mode != M_RX)
 		s->tx = pour(s->fd, buf, s->size, s->secs);
 	shutdown(s->fd, SHUT_WR);
-	pthread_join(s->rx_tid, NULL);
+	if (s->mode == M_BIDIR)
+		pthread_join(s->rx_tid, NULL);
+	else
+		stream_rx(s);
 	free(buf);
 	return NULL;
 }
