@@ -257,14 +257,23 @@ out:
 	return err;
 }
 
+/* An address on the TCP-only host where nothing listens any more. */
+static int refused_addr(struct sockaddr_storage *ss, socklen_t *len)
+{
+	pid_t srv = echo_server("tcponly", SDP_TCPONLY, ss, len);
+
+	if (srv <= 0)
+		return -1;
+	stop_server(srv);
+	return 0;
+}
+
 TEST(listen_after_refused_fallback)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;
-	pid_t srv = echo_server("tcponly", SDP_TCPONLY, &ss, &len);
 
-	ASSERT_LT(0, srv);
-	stop_server(srv);		/* nothing listens on that port now */
+	ASSERT_EQ(0, refused_addr(&ss, &len));
 	/* TCP (the oracle) serves the client; SDP must too */
 	EXPECT_EQ(0, listen_after_refused(_metadata, AF_INET, &ss, len));
 	EXPECT_EQ(0, listen_after_refused(_metadata, sdp_family(), &ss, len));
@@ -293,10 +302,8 @@ TEST(connect_after_listen_shutdown)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;
-	pid_t srv = echo_server("tcponly", SDP_TCPONLY, &ss, &len);
 
-	ASSERT_LT(0, srv);
-	stop_server(srv);		/* nothing listens on that port now */
+	ASSERT_EQ(0, refused_addr(&ss, &len));
 	EXPECT_EQ(ECONNREFUSED, refused_after_listen(_metadata, AF_INET, &ss, len));
 	EXPECT_EQ(ECONNREFUSED, refused_after_listen(_metadata, sdp_family(), &ss, len));
 }
