@@ -9,7 +9,7 @@ PKGS=(
 	linux-headers-amd64 linux-source-6.1 xz-utils
 	qemu-system-x86 busybox-static kmod cpio iproute2
 	rdma-core ibverbs-utils rdmacm-utils perftest libibverbs-dev librdmacm-dev
-	socat netcat-openbsd curl python3 iperf3 qperf procps bc
+	socat netcat-openbsd curl python3 iperf3 qperf procps bc gnuplot-nox
 )
 
 SDP_CACHE=${SDP_CACHE:-/var/cache/sdp-dev}
