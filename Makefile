@@ -3,6 +3,7 @@
 #   make            build sdp.ko, userspace tools and selftests (installs deps)
 #   make check      run the kselftests in a VM on Debian's stock kernel
 #   make demo       show SDP against TCP in a throwaway VM
+#   make bench      SDP against verbs, rsockets and TCP: table, CSV, plot
 #   make install    install sdp.ko, libsdp.so, sdp_run and the man pages
 #   make C=1        also run sparse on the module
 #   KVER=/KDIR=     build against another kernel
@@ -14,7 +15,7 @@ WERROR ?= -Werror
 
 SUBDIRS := userspace selftests/sdp
 
-.PHONY: all deps module $(SUBDIRS) check demo install clean
+.PHONY: all deps module $(SUBDIRS) check demo bench install clean
 
 all: module $(SUBDIRS)
 
@@ -32,6 +33,9 @@ check: all
 
 demo: all
 	scripts/demo
+
+bench: all
+	scripts/bench
 
 # On a host with RDMA: the module (then depmod; modprobe sdp) and userspace.
 install: all
