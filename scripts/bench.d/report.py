@@ -81,6 +81,11 @@ def table(head, body):
 
 SB, RSP = "sdp_bench", "rspreload+sdp_bench"
 
+try:
+    say("Tree: %s" % open(os.path.join(out_dir, "revision.txt")).read().strip())
+except OSError:
+    pass
+
 # ---- was the host busy with other VMs? (scripts/bench samples every 5 s)
 load = []
 try:
