@@ -66,6 +66,26 @@ sdp_rxe_counter()
 		awk -v c="$1" '{ for (i = 1; i < NF; i++) if ($i == c) s += $(i + 1) } END { print s + 0 }'
 }
 
+# A counter of /proc/net/sdp_stats.
+sdp_stat() { awk -v k="$1" '$1 == k { print $2 }' /proc/net/sdp_stats; }
+
+# sdp_wait_listen PORT [PREFIX...]: until a TCP socket listens on PORT, 10 s
+# at most; a PREFIX such as "ip netns exec NS" looks in another namespace.
+sdp_wait_listen()
+{
+	local p=$1 _
+	shift
+	for _ in $(seq 100); do
+		"$@" ss -Hltn "sport = :$p" | grep -q . && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# socat's generic address for IPv4 ADDR:PORT in an SDP family
+# (SOCKET-CONNECT:27:6:...): the sockaddr_in after its family field, in hex.
+sdp_socat_addr() { printf 'x%04x%s0000000000000000' "$2" "$(printf '%02x' ${1//./ })"; }
+
 # KTAP output for shell tests; the runner reads the Totals line.
 ktap_pass=0
 ktap_fail=0

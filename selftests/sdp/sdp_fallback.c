@@ -198,17 +198,26 @@ TEST(nonblocking_connect_falls_back)
 	stop_server(srv);
 }
 
+/* An address on the TCP-only host where nothing listens any more. */
+static int refused_addr(struct sockaddr_storage *ss, socklen_t *len)
+{
+	pid_t srv = echo_server("tcponly", SDP_TCPONLY, ss, len);
+
+	if (srv <= 0)
+		return -1;
+	stop_server(srv);
+	return 0;
+}
+
 /* TCP's errors show through the SDP socket, once, as TCP reports them. */
 TEST(nonblocking_fallback_refused)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;
-	pid_t srv = echo_server("tcponly", SDP_TCPONLY, &ss, &len);
 	int fd = socket(sdp_family(), SOCK_STREAM | SOCK_NONBLOCK, 0);
 	char buf[4];
 
-	ASSERT_LT(0, srv);
-	stop_server(srv);		/* nothing listens on that port now */
+	ASSERT_EQ(0, refused_addr(&ss, &len));
 	EXPECT_EQ(-1, connect(fd, (struct sockaddr *)&ss, len));
 	EXPECT_EQ(EINPROGRESS, errno);
 	ASSERT_NE(0, sdp_poll1(fd, POLLOUT, 10000));
@@ -255,17 +264,6 @@ static int listen_after_refused(struct __test_metadata *_metadata, int family,
 out:
 	close(fd);
 	return err;
-}
-
-/* An address on the TCP-only host where nothing listens any more. */
-static int refused_addr(struct sockaddr_storage *ss, socklen_t *len)
-{
-	pid_t srv = echo_server("tcponly", SDP_TCPONLY, ss, len);
-
-	if (srv <= 0)
-		return -1;
-	stop_server(srv);
-	return 0;
 }
 
 TEST(listen_after_refused_fallback)

@@ -12,39 +12,22 @@ fam=$(cat /sys/module/sdp/parameters/family)
 tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
 
-stat() { awk -v k="$1" '$1 == k { print $2 }' /proc/net/sdp_stats; }
-
-# A socat address of family $fam: sockaddr_in after the family field, in hex.
-sdp_sockaddr() { printf 'x%04x%s0000000000000000' "$2" "$(printf '%02x' ${1//./ })"; }
-
-# Wait until something listens on TCP port $2 (in netns $1, or "-").
-wait_listen()
-{
-	local ns=() i
-	[ "$1" != - ] && ns=(ip netns exec "$1")
-	for i in $(seq 100); do
-		"${ns[@]}" ss -Hltn "sport = :$2" | grep -q . && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 head -c $((3 << 20)) /dev/urandom >"$tmp/in"
 
 ktap_plan 6
 
 # 1. nc, a plain TCP client, sends a file to socat's SDP listener.
 port=7101
-peer_tcp=$(stat FallbackPeerTcp)
-timeout 60 socat -u "SOCKET-LISTEN:$fam:6:$(sdp_sockaddr $SDP_A $port),reuseaddr" \
+peer_tcp=$(sdp_stat FallbackPeerTcp)
+timeout 60 socat -u "SOCKET-LISTEN:$fam:6:$(sdp_socat_addr $SDP_A $port),reuseaddr" \
 	"OPEN:$tmp/out1,creat,trunc" &
 srv=$!
-wait_listen - $port
+sdp_wait_listen $port
 timeout 60 nc -N $SDP_A $port <"$tmp/in"
 wait $srv
 ktap_check "nc -> SDP listener (socat): file intact" cmp -s "$tmp/in" "$tmp/out1"
 ktap_check "nc -> SDP listener: served over TCP (FallbackPeerTcp +1)" \
-	[ "$(stat FallbackPeerTcp)" -eq $((peer_tcp + 1)) ]
+	[ "$(sdp_stat FallbackPeerTcp)" -eq $((peer_tcp + 1)) ]
 
 # socat's SDP client sends to nc listening on ADDR:PORT in NETNS ("-": ours);
 # the counter Fallback<REASON> must go up by one.
@@ -52,15 +35,15 @@ sdp_to_nc()	# LABEL NETNS ADDR PORT REASON
 {
 	local ns=() before srv
 	[ "$2" != - ] && ns=(ip netns exec "$2")
-	before=$(stat "Fallback$5")
+	before=$(sdp_stat "Fallback$5")
 	timeout 60 "${ns[@]}" nc -d -l "$3" "$4" >"$tmp/out.$4" &
 	srv=$!
-	wait_listen "$2" "$4"
-	timeout 60 socat -u "OPEN:$tmp/in" "SOCKET-CONNECT:$fam:6:$(sdp_sockaddr "$3" "$4")"
+	sdp_wait_listen "$4" "${ns[@]}"
+	timeout 60 socat -u "OPEN:$tmp/in" "SOCKET-CONNECT:$fam:6:$(sdp_socat_addr "$3" "$4")"
 	wait $srv
 	ktap_check "SDP client (socat) -> nc on $1: file intact" cmp -s "$tmp/in" "$tmp/out.$4"
 	ktap_check "SDP client -> $1: fell back (Fallback$5 +1)" \
-		[ "$(stat "Fallback$5")" -eq $((before + 1)) ]
+		[ "$(sdp_stat "Fallback$5")" -eq $((before + 1)) ]
 }
 
 # 2. A host without RDMA. 3. Loopback, where RDMA never goes.

@@ -18,22 +18,10 @@ trap 'rm -f /etc/ld.so.preload; kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
 : >"$tmp/none.conf"
 export SDP_CONFIG=$tmp/none.conf	# no rules: SDP for every TCP socket
 
-mib() { awk -v k="$1" '$1 == k { print $2 }' /proc/net/sdp_stats; }
-
-wait_listen()	# PORT
-{
-	local i
-	for i in $(seq 100); do
-		ss -Hltn "sport = :$1" | grep -q . && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # Counters before a transfer; rdma_moved BYTES checks that at least BYTES of
 # payload crossed RDMA since, in rxe packets of at most 4 KiB.
-mark() { rx0=$(mib RxBytes); pk0=$(sdp_rxe_counter sent_pkts); }
-rdma_moved() { [ $(($(mib RxBytes) - rx0)) -ge "$1" ] &&
+mark() { rx0=$(sdp_stat RxBytes); pk0=$(sdp_rxe_counter sent_pkts); }
+rdma_moved() { [ $(($(sdp_stat RxBytes) - rx0)) -ge "$1" ] &&
 	       [ $(($(sdp_rxe_counter sent_pkts) - pk0)) -ge $(($1 / 4096)) ]; }
 
 # SO_DOMAIN of a TCP socket a program opens, for each of: tcp4 tcp6 udp unix
@@ -58,7 +46,7 @@ ktap_plan 18
 mark
 timeout 60 "$run" socat -u TCP4-LISTEN:7201,bind=$SDP_A,reuseaddr "OPEN:$tmp/out,creat,trunc" &
 srv=$!
-wait_listen 7201
+sdp_wait_listen 7201
 timeout 60 "$run" nc -N $SDP_A 7201 <"$tmp/in"
 wait $srv
 ktap_check "socat <- nc under sdp_run: file intact" cmp -s "$tmp/in" "$tmp/out"
@@ -68,7 +56,7 @@ ktap_check "socat <- nc under sdp_run: over RDMA" rdma_moved "$size"
 mark
 "$run" $py -m http.server 7202 --bind $SDP_A --directory "$tmp" >/dev/null 2>&1 &
 srv=$!
-wait_listen 7202
+sdp_wait_listen 7202
 timeout 60 "$run" curl -sf -o "$tmp/out" http://$SDP_A:7202/in
 kill $srv
 ktap_check "curl <- python3 -m http.server under sdp_run: file intact" cmp -s "$tmp/in" "$tmp/out"
@@ -78,7 +66,7 @@ ktap_check "curl <- python3 -m http.server: over RDMA" rdma_moved "$size"
 mark
 timeout 60 "$run" iperf3 -s -1 -B $SDP_A -p 7203 >/dev/null &
 srv=$!
-wait_listen 7203
+sdp_wait_listen 7203
 timeout 60 "$run" iperf3 -c $SDP_A -p 7203 -n 8M -J >"$tmp/iperf.json"
 wait $srv
 # the receiver reports when the sender is done: bytes still in flight are
@@ -93,7 +81,7 @@ ktap_check "iperf3 under sdp_run: over RDMA" rdma_moved "${got:-1}"
 mark
 timeout 60 "$run" socat TCP4-LISTEN:7204,bind=$SDP_A,reuseaddr,fork EXEC:cat &
 srv=$!
-wait_listen 7204
+sdp_wait_listen 7204
 timeout 60 "$run" nc -N $SDP_A 7204 <"$tmp/in" >"$tmp/out"
 kill $srv
 ktap_check "fork+exec: cat echoes over the inherited socket" cmp -s "$tmp/in" "$tmp/out"
@@ -122,14 +110,14 @@ printf 'use tcp both python3 *:*\n' >"$tmp/tcp.conf"
 ktap_check "a catch-all tcp rule for the program: plain TCP sockets" \
 	[ "$(SDP_CONFIG=$tmp/tcp.conf domains "$run")" = "2 10 2 1" ]
 printf 'use tcp connect nc %s:7205\n' $SDP_A >"$tmp/port.conf"
-pol=$(mib FallbackPolicy)
+pol=$(sdp_stat FallbackPolicy)
 timeout 60 "$run" socat -u TCP4-LISTEN:7205,bind=$SDP_A,reuseaddr "OPEN:$tmp/out,creat,trunc" &
 srv=$!
-wait_listen 7205
+sdp_wait_listen 7205
 SDP_CONFIG=$tmp/port.conf timeout 60 "$run" nc -N $SDP_A 7205 <"$tmp/in"
 wait $srv
 ktap_check "an address:port rule sends that connection over TCP, intact" \
-	bash -c "cmp -s '$tmp/in' '$tmp/out' && [ $(mib FallbackPolicy) -eq $((pol + 1)) ]"
+	bash -c "cmp -s '$tmp/in' '$tmp/out' && [ $(sdp_stat FallbackPolicy) -eq $((pol + 1)) ]"
 printf 'use sdp both * *:*\nuse sdp both * 1.2.3.4/40:*\n' >"$tmp/bad.conf"
 out=$(SDP_CONFIG=$tmp/bad.conf domains "$run" 2>"$tmp/err")
 ktap_check "a bad rules file: one warning with its line number, defaults, no harm" \
@@ -151,7 +139,7 @@ if [ -d /sys/module/sdp ]; then
 else
 	timeout 60 nc -d -l $SDP_A 7206 >"$tmp/out" &
 	srv=$!
-	wait_listen 7206
+	sdp_wait_listen 7206
 	timeout 60 "$run" nc -N $SDP_A 7206 <"$tmp/in" 2>"$tmp/err"
 	wait $srv
 	ktap_check "module absent: nc under sdp_run works over TCP" cmp -s "$tmp/in" "$tmp/out"
