@@ -51,6 +51,8 @@ extern int sdp_family;
 #define SDP_RETRY		7
 /* TCP_CORK and MSG_MORE hold a partial message at most this long (as TCP). */
 #define SDP_CORK_TIMEOUT	(HZ / 5)
+/* Default net.sdp.recv_poll_us. */
+#define SDP_RECV_POLL_US	500
 
 struct sdp_dev {
 	struct list_head	list;		/* on sdp_devices */
@@ -195,6 +197,8 @@ enum sdp_mib_field {
 	SDP_MIB_RX_BYTES,
 	SDP_MIB_CREDIT_UPDATES,		/* messages sent only to return credits */
 	SDP_MIB_KEEPALIVE_PROBES,
+	SDP_MIB_RECV_POLL_HIT,		/* a receive's spin found data */
+	SDP_MIB_RECV_POLL_MISS,		/* it spun in vain, then slept */
 	/* one per enum sdp_fallback_reason, in its order */
 	SDP_MIB_FALLBACK,
 	SDP_MIB_MAX = SDP_MIB_FALLBACK + SDP_FB_MAX
@@ -222,6 +226,7 @@ struct sdp_net {
 	int			rdma_only;		/* 1: never fall back */
 	int			connect_timeout_ms;	/* RDMA's first attempt */
 	int			ncache_ttl;		/* seconds; 0 disables */
+	int			recv_poll_us;		/* spin before sleeping */
 	spinlock_t		ncache_lock;
 	struct sdp_ncache_entry	ncache[SDP_NCACHE_SIZE];
 };

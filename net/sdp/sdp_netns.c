@@ -10,6 +10,8 @@
  *                         the socket falls back (answers come in ms)
  *     negative_cache_ttl  seconds a destination that failed over RDMA goes
  *                         straight to TCP; 0 disables the cache
+ *     recv_poll_us        how long a blocking receive spins for data before
+ *                         it sleeps (SO_BUSY_POLL overrides it per socket)
  * - The negative cache itself (sdp_fallback.c).
  */
 #include <linux/percpu.h>
@@ -52,6 +54,8 @@ static const char * const sdp_mib_names[SDP_MIB_MAX] = {
 	[SDP_MIB_RX_BYTES]		= "RxBytes",
 	[SDP_MIB_CREDIT_UPDATES]	= "CreditUpdates",
 	[SDP_MIB_KEEPALIVE_PROBES]	= "KeepaliveProbes",
+	[SDP_MIB_RECV_POLL_HIT]		= "RecvPollHit",
+	[SDP_MIB_RECV_POLL_MISS]	= "RecvPollMiss",
 	[SDP_MIB_FALLBACK + SDP_FB_NONE]	= "Fallback",
 	[SDP_MIB_FALLBACK + SDP_FB_POLICY]	= "FallbackPolicy",
 	[SDP_MIB_FALLBACK + SDP_FB_LOOPBACK]	= "FallbackLoopback",
@@ -85,6 +89,7 @@ static int sdp_zero;
 static int sdp_one = 1;
 static int sdp_ms_max = 600 * 1000;
 static int sdp_ttl_max = 24 * 3600;
+static int sdp_poll_max = USEC_PER_SEC;
 
 /* A template: each namespace gets a copy pointing at its own values. */
 static struct ctl_table sdp_sysctl_table[] = {
@@ -120,6 +125,14 @@ static struct ctl_table sdp_sysctl_table[] = {
 		.extra1		= &sdp_zero,
 		.extra2		= &sdp_ttl_max,
 	},
+	{
+		.procname	= "recv_poll_us",
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= &sdp_zero,
+		.extra2		= &sdp_poll_max,
+	},
 	{ }
 };
 
@@ -134,6 +147,7 @@ static int sdp_sysctl_init(struct net *net, struct sdp_net *sn)
 	t[1].data = &sn->rdma_only;
 	t[2].data = &sn->connect_timeout_ms;
 	t[3].data = &sn->ncache_ttl;
+	t[4].data = &sn->recv_poll_us;
 	sn->sysctl = register_net_sysctl(net, "net/sdp", t);
 	if (!sn->sysctl) {
 		kfree(t);
@@ -158,6 +172,7 @@ static __net_init int sdp_net_init(struct net *net)
 	sn->enabled = 1;
 	sn->connect_timeout_ms = 1000;
 	sn->ncache_ttl = 60;
+	sn->recv_poll_us = SDP_RECV_POLL_US;
 	spin_lock_init(&sn->ncache_lock);
 	sn->mib = alloc_percpu(struct sdp_mib);
 	if (!sn->mib)

@@ -270,6 +270,53 @@ static int sdp_rx_copy(struct sdp_sock *ssk, struct msghdr *msg, size_t len,
 	return copied ? copied : err;
 }
 
+/* Would the waiting reader have something to do (@seen: bytes it peeked)? */
+static bool sdp_recv_wake(struct sdp_sock *ssk, size_t seen)
+{
+	struct sock *sk = &ssk->sk;
+
+	return READ_ONCE(ssk->rx_avail) > seen ||
+	       test_bit(SDP_F_DEFERRED, &ssk->flags) ||
+	       READ_ONCE(sk->sk_err) ||
+	       (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN) ||
+	       READ_ONCE(sk->sk_state) == TCP_CLOSE || sdp_fb(ssk);
+}
+
+static u32 sdp_recv_poll_us(const struct sock *sk)
+{
+#ifdef CONFIG_NET_RX_BUSY_POLL
+	if (READ_ONCE(sk->sk_ll_usec))
+		return READ_ONCE(sk->sk_ll_usec);
+#endif
+	return READ_ONCE(sdp_net(sock_net(sk))->recv_poll_us);
+}
+
+/*
+ * Poll, then sleep: over RDMA an answer often comes back sooner than a
+ * sleep and a wakeup take. Spin without the socket lock, so completions
+ * are taken in softirq at once, until the reader has something to do, for
+ * at most the socket's poll time, and only while nothing else wants the CPU.
+ */
+static bool sdp_recv_poll(struct sdp_sock *ssk, size_t seen)
+{
+	struct sock *sk = &ssk->sk;
+	u32 us = sdp_recv_poll_us(sk);
+	bool hit;
+	u64 end;
+
+	if (!us)
+		return false;
+	release_sock(sk);
+	end = local_clock() + (u64)us * NSEC_PER_USEC;
+	while (!(hit = sdp_recv_wake(ssk, seen)) && !need_resched() &&
+	       !signal_pending(current) && local_clock() < end)
+		cpu_relax();
+	lock_sock(sk);
+	SDP_INC_STATS(sock_net(sk), hit ? SDP_MIB_RECV_POLL_HIT :
+					  SDP_MIB_RECV_POLL_MISS);
+	return hit;
+}
+
 /* Mirrors tcp_recvmsg_locked(): same wait, error and EOF rules. */
 int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags)
 {
@@ -297,6 +344,7 @@ int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags)
 
 	do {
 		DEFINE_WAIT_FUNC(wait, woken_wake_function);
+		size_t seen = flags & MSG_PEEK ? copied : 0;
 
 		if (!copied && sdp_fb(ssk)) {
 			/* Fell back while we waited for the connection. */
@@ -345,13 +393,10 @@ int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags)
 			}
 		}
 
+		if (sdp_recv_poll(ssk, seen))
+			continue;
 		add_wait_queue(sk_sleep(sk), &wait);
-		sk_wait_event(sk, &timeo,
-			      READ_ONCE(ssk->rx_avail) > copied ||
-			      test_bit(SDP_F_DEFERRED, &ssk->flags) ||
-			      READ_ONCE(sk->sk_err) ||
-			      (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN) ||
-			      READ_ONCE(sk->sk_state) == TCP_CLOSE || sdp_fb(ssk), &wait);
+		sk_wait_event(sk, &timeo, sdp_recv_wake(ssk, seen), &wait);
 		remove_wait_queue(sk_sleep(sk), &wait);
 	} while (copied < len);
 out:

@@ -53,7 +53,15 @@ static int sdp_post_send(struct sdp_sock *ssk, struct sdp_tx_slot *s, u8 mid)
 	ib_dma_sync_single_for_device(c->sdev->ibdev, s->dma, s->len,
 				      DMA_TO_DEVICE);
 	s->done = false;
+	/*
+	 * Software providers (rxe, siw) run or schedule their send work here.
+	 * A softirq raised from process context wakes ksoftirqd, a context
+	 * switch per message; with BHs off it runs when they are re-enabled,
+	 * in our context, as TCP's transmit does.
+	 */
+	local_bh_disable();
 	err = ib_post_send(c->qp, &wr, NULL);
+	local_bh_enable();
 	if (err)
 		return err;
 	c->tx_mseq = mseq;

@@ -16,19 +16,6 @@
 
 #define SDP_NORDMA	"198.20.0.2"
 
-static void sysctl_set(const char *name, int v)
-{
-	char path[128];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/sys/net/sdp/%s", name);
-	f = fopen(path, "w");
-	if (f) {
-		fprintf(f, "%d\n", v);
-		fclose(f);
-	}
-}
-
 static int fb_reason(int fd)
 {
 	return sdp_getint(fd, SOL_SDP, SDP_FALLBACK_REASON);
@@ -167,13 +154,13 @@ TEST(no_answer_times_out_fast_then_cached)
 	double t0;
 
 	ASSERT_LT(0, srv);
-	sysctl_set("connect_timeout_ms", 300);
+	sdp_sysctl_set("connect_timeout_ms", 300);
 	t0 = sdp_now();
 	sdp_via_tcp(_metadata, &ss, len, SDP_FB_TIMEOUT);
 	EXPECT_LE(0.25, sdp_now() - t0);
 	EXPECT_GT(5.0, sdp_now() - t0);
 	sdp_via_tcp(_metadata, &ss, len, SDP_FB_CACHED);
-	sysctl_set("connect_timeout_ms", 1000);
+	sdp_sysctl_set("connect_timeout_ms", 1000);
 	stop_server(srv);
 }
 
@@ -318,7 +305,7 @@ TEST(epoll_waiter_from_before_the_fallback)
 
 	ASSERT_LT(0, srv);
 	/* the destination may already be cached: make it fresh */
-	sysctl_set("negative_cache_ttl", 0);
+	sdp_sysctl_set("negative_cache_ttl", 0);
 	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev));
 	EXPECT_EQ(-1, connect(fd, (struct sockaddr *)&ss, len));
 	EXPECT_EQ(EINPROGRESS, errno);
@@ -330,7 +317,7 @@ TEST(epoll_waiter_from_before_the_fallback)
 	EXPECT_EQ(1, send(fd, "e", 1, 0));
 	ASSERT_EQ(1, epoll_wait(ep, &ev, 1, 5000));
 	EXPECT_TRUE(ev.events & EPOLLIN);
-	sysctl_set("negative_cache_ttl", 60);
+	sdp_sysctl_set("negative_cache_ttl", 60);
 	close(ep);
 	close(fd);
 	stop_server(srv);
@@ -415,14 +402,14 @@ TEST(rdma_only_fails_with_documented_errno)
 
 	ASSERT_LT(0, srv);
 	ASSERT_LT(0, srv2);
-	sysctl_set("rdma_only", 1);
+	sdp_sysctl_set("rdma_only", 1);
 	/* no RDMA device on the way: EHOSTUNREACH */
 	EXPECT_EQ(-1, sdp_connect(sdp_family(), &ss, len));
 	EXPECT_EQ(EHOSTUNREACH, errno);
 	/* refused over RDMA (only TCP listens there): ECONNREFUSED */
 	EXPECT_EQ(-1, sdp_connect(sdp_family(), &ss2, len2));
 	EXPECT_EQ(ECONNREFUSED, errno);
-	sysctl_set("rdma_only", 0);
+	sdp_sysctl_set("rdma_only", 0);
 	stop_server(srv);
 	stop_server(srv2);
 }
@@ -434,10 +421,10 @@ TEST(disabled_uses_tcp_both_ends)
 	socklen_t len;
 	int l, c, a;
 
-	sysctl_set("enabled", 0);
+	sdp_sysctl_set("enabled", 0);
 	l = sdp_listener(sdp_family(), SDP_A, 4, &ss, &len);
 	c = sdp_connect(sdp_family(), &ss, len);
-	sysctl_set("enabled", 1);
+	sdp_sysctl_set("enabled", 1);
 	ASSERT_LE(0, c);
 	a = accept(l, NULL, NULL);
 	ASSERT_LE(0, a);

@@ -934,6 +934,73 @@ TEST_F(pair, sockbuf_sizes)
 	EXPECT_EQ(65536, sdp_getint(self->cfd, SOL_SOCKET, SO_SNDBUF));
 }
 
+/* @n one-byte round trips answered on @fd. */
+struct echo {
+	int fd, n;
+};
+
+static void *echo_peer(void *arg)
+{
+	struct echo *e = arg;
+	char c;
+	int i;
+
+	for (i = 0; i < e->n; i++)
+		if (read(e->fd, &c, 1) != 1 || write(e->fd, &c, 1) != 1)
+			break;
+	return NULL;
+}
+
+/* @n round trips from @fd to an echo_peer; how many came back. */
+static int ping_pong(int fd, int peer, int n)
+{
+	struct echo e = { .fd = peer, .n = n };
+	pthread_t t;
+	char c = 'p';
+	int i;
+
+	if (pthread_create(&t, NULL, echo_peer, &e))
+		return -1;
+	for (i = 0; i < n; i++)
+		if (write(fd, &c, 1) != 1 || read(fd, &c, 1) != 1)
+			break;
+	pthread_join(t, NULL);
+	return i;
+}
+
+/*
+ * SO_BUSY_POLL is kept per socket, as TCP keeps it. Over RDMA a blocking
+ * receive with a poll time spins for its data (RecvPollHit); with none, from
+ * the socket or net.sdp.recv_poll_us, it sleeps at once.
+ */
+TEST_F(pair, so_busy_poll)
+{
+	bool rdma = variant->sdp && sdp_expected_transport() == SDP_TRANSPORT_RDMA;
+	int dflt = sdp_sysctl("recv_poll_us");
+	long long hit, miss;
+
+	EXPECT_EQ(0, sdp_setint(self->sfd, SOL_SOCKET, SO_BUSY_POLL, 1000000));
+	EXPECT_EQ(1000000, sdp_getint(self->sfd, SOL_SOCKET, SO_BUSY_POLL));
+	if (variant->sdp)
+		sdp_sysctl_set("recv_poll_us", 0);
+
+	hit = sdp_stat("RecvPollHit");
+	EXPECT_EQ(50, ping_pong(self->sfd, self->cfd, 50));
+	if (rdma)
+		EXPECT_LT(hit, sdp_stat("RecvPollHit"));
+
+	EXPECT_EQ(0, sdp_setint(self->sfd, SOL_SOCKET, SO_BUSY_POLL, 0));
+	hit = sdp_stat("RecvPollHit");
+	miss = sdp_stat("RecvPollMiss");
+	EXPECT_EQ(50, ping_pong(self->sfd, self->cfd, 50));
+	EXPECT_EQ(hit, sdp_stat("RecvPollHit"));
+	EXPECT_EQ(miss, sdp_stat("RecvPollMiss"));
+
+	if (variant->sdp)
+		sdp_sysctl_set("recv_poll_us", dflt);
+	EXPECT_RDMA_RX(self->sfd, 100);
+}
+
 /* Sockets on their own: bind, listen, connect. */
 FIXTURE(sock) {
 	int family;

@@ -127,6 +127,36 @@ static inline int sdp_setint(int fd, int level, int name, int v)
 	return setsockopt(fd, level, name, &v, sizeof(v)) ? -errno : 0;
 }
 
+/* net.sdp.@name: its value (or -1), and setting it. */
+static inline int sdp_sysctl(const char *name)
+{
+	char path[128];
+	FILE *f;
+	int v = -1;
+
+	snprintf(path, sizeof(path), "/proc/sys/net/sdp/%s", name);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+static inline void sdp_sysctl_set(const char *name, int v)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/sys/net/sdp/%s", name);
+	f = fopen(path, "w");
+	if (f) {
+		fprintf(f, "%d\n", v);
+		fclose(f);
+	}
+}
+
 /* A counter of /proc/net/sdp_stats, or -1. */
 static inline long long sdp_stat(const char *name)
 {
