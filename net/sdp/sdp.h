@@ -40,6 +40,14 @@ extern int sdp_family;
 #define SDP_MIN_BUFS		4
 #define SDP_MAX_BUFS		256
 #define SDP_CTRL_SLOTS		4
+/*
+ * Receive buffers posted when a connection starts; the ring grows (doubling)
+ * to its full size once the peer has used up its credits. Send buffers are
+ * taken when a message is filled and given back when it completes, except
+ * for a few kept for the next messages.
+ */
+#define SDP_RX_START_BUFS	4
+#define SDP_TX_KEEP_BUFS	2
 #define SDP_CTRL_MSG_MAX	64	/* bytes per control ring slot */
 /* Credits Data never takes: they carry DisConn, Abort and credit updates. */
 #define SDP_CTRL_CREDITS	1
@@ -88,6 +96,12 @@ struct sdp_tx_slot {
 	bool			ctrl;		/* from the control ring */
 };
 
+/* A send buffer kept between messages. */
+struct sdp_buf {
+	void	*buf;
+	u64	dma;
+};
+
 /* What we advertised with each message we sent: checks the peer's credits. */
 struct sdp_adv {
 	u16	bufs;
@@ -108,7 +122,9 @@ struct sdp_conn {
 
 	/* receive ring: buffers of rcv_size bytes */
 	struct sdp_rx_slot	*rx;
-	u32			rx_count;
+	u32			rx_count;	/* slots */
+	u32			rx_alloc;	/* of them, with a buffer (the first) */
+	bool			rx_starved;	/* the peer ran out of credits */
 	u32			rcv_size;
 	struct list_head	rx_posted;	/* in posting order */
 	struct list_head	rx_ready;	/* data not yet read */
@@ -117,7 +133,10 @@ struct sdp_conn {
 
 	/* send ring: data messages of at most snd_size bytes */
 	struct sdp_tx_slot	*tx;
-	u32			tx_count;
+	u32			tx_count;	/* slots */
+	u32			tx_held;	/* buffers allocated, kept ones included */
+	u32			tx_kept;
+	struct sdp_buf		tx_keep[SDP_TX_KEEP_BUFS];
 	u32			snd_size;
 	u32			tx_head;	/* next slot to fill */
 	u32			tx_post;	/* next slot to post */
@@ -136,7 +155,6 @@ struct sdp_conn {
 	u32			tx_mseq;	/* last mseq we sent */
 	u32			tx_mseq_acked;	/* last of ours the peer processed */
 	u16			tx_bufs;	/* the peer's latest bufs */
-	u16			peer_max_bufs;	/* the peer's bufs in its Hello */
 	u32			rx_mseq;	/* last mseq we received */
 	u16			rx_adv;		/* bufs we last advertised */
 	u32			rx_mseq_adv;	/* rx_mseq when we did */
@@ -381,6 +399,9 @@ void sdp_listen_stop(struct sdp_sock *lssk);
 /* sdp_conn.c */
 int sdp_conn_create(struct sdp_sock *ssk, struct rdma_cm_id *id, u32 rcv_size);
 int sdp_conn_start(struct sdp_conn *c, u32 snd_size, u16 peer_bufs);
+int sdp_rx_grow(struct sdp_conn *c, u32 n, gfp_t gfp);
+int sdp_tx_buf_get(struct sdp_conn *c, struct sdp_tx_slot *s);
+void sdp_tx_buf_put(struct sdp_conn *c, struct sdp_tx_slot *s);
 u16 sdp_conn_hello_bufs(struct sdp_conn *c);
 void sdp_conn_free(struct sdp_sock *ssk);
 void sdp_process(struct sdp_sock *ssk);

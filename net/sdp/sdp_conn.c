@@ -3,12 +3,18 @@
  * Sockets Direct Protocol: a connection's RDMA resources and the engine that
  * turns their completions into socket state.
  *
- * Every connection has one RC QP and one CQ polled in softirq. The receive
- * ring is posted once and a buffer is reposted only when the reader has
- * emptied it, so credits are exactly the buffers free for the peer and a slow
- * reader slows the sender down. One extra buffer is posted beyond what is
- * advertised: it catches a peer that overruns its credits, and carries at
- * most one control message sent when the peer has no credit left.
+ * Every connection has one RC QP and one CQ polled in softirq. A receive
+ * buffer is reposted only when the reader has emptied it, so credits are
+ * exactly the buffers free for the peer and a slow reader slows the sender
+ * down. One extra buffer is posted beyond what is advertised: it catches a
+ * peer that overruns its credits, and carries at most one control message
+ * sent when the peer has no credit left.
+ *
+ * Memory follows use: an idle connection holds SDP_RX_START_BUFS receive
+ * buffers and no send buffer. The receive ring doubles, up to its size, when
+ * the peer has used up its credits (in softirq, or in the reader's context
+ * if that allocation failed); send buffers live from sendmsg() to their
+ * completion, a few kept for the next messages.
  */
 #define pr_fmt(fmt) "sdp: " fmt
 
@@ -42,11 +48,11 @@ static void sdp_qp_event(struct ib_event *event, void *context)
 }
 
 static int sdp_map(struct sdp_conn *c, void **buf, u64 *dma, u32 size,
-		   enum dma_data_direction dir)
+		   enum dma_data_direction dir, gfp_t gfp)
 {
 	struct ib_device *dev = c->sdev->ibdev;
 
-	*buf = kmalloc(size, GFP_KERNEL);
+	*buf = kmalloc(size, gfp);
 	if (!*buf)
 		return -ENOMEM;
 	*dma = ib_dma_map_single(dev, *buf, size, dir);
@@ -75,6 +81,9 @@ static void sdp_rings_free(struct sdp_conn *c)
 		sdp_unmap(c, c->rx[i].buf, c->rx[i].dma, c->rcv_size, DMA_FROM_DEVICE);
 	for (i = 0; c->tx && i < c->tx_count; i++)
 		sdp_unmap(c, c->tx[i].buf, c->tx[i].dma, c->snd_size, DMA_TO_DEVICE);
+	for (i = 0; i < c->tx_kept; i++)
+		sdp_unmap(c, c->tx_keep[i].buf, c->tx_keep[i].dma, c->snd_size,
+			  DMA_TO_DEVICE);
 	sdp_unmap(c, c->ctrl_buf, c->ctrl_dma, SDP_CTRL_SLOTS * SDP_CTRL_MSG_MAX,
 		  DMA_TO_DEVICE);
 	kfree(c->rx);
@@ -82,10 +91,34 @@ static void sdp_rings_free(struct sdp_conn *c)
 	kfree(c->hist);
 }
 
+/*
+ * Give buffers to the receive ring's slots up to @n and post them, wherever
+ * the rings may be touched (sdp_process). -ENOMEM leaves the ring as it
+ * was; any other error means the QP is unusable.
+ */
+int sdp_rx_grow(struct sdp_conn *c, u32 n, gfp_t gfp)
+{
+	struct sdp_rx_slot *slot;
+	int err;
+
+	n = min(n, c->rx_count);
+	while (c->rx_alloc < n) {
+		slot = &c->rx[c->rx_alloc];
+		err = sdp_map(c, &slot->buf, &slot->dma, c->rcv_size,
+			      DMA_FROM_DEVICE, gfp);
+		if (err)
+			return err;
+		c->rx_alloc++;
+		err = sdp_post_recv(c, slot);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static int sdp_rx_ring_alloc(struct sdp_conn *c)
 {
 	u32 i;
-	int err;
 
 	c->rx = kcalloc(c->rx_count, sizeof(*c->rx), GFP_KERNEL);
 	if (!c->rx)
@@ -95,12 +128,37 @@ static int sdp_rx_ring_alloc(struct sdp_conn *c)
 	for (i = 0; i < c->rx_count; i++) {
 		c->rx[i].cqe.done = sdp_rx_done;
 		INIT_LIST_HEAD(&c->rx[i].node);
-		err = sdp_map(c, &c->rx[i].buf, &c->rx[i].dma, c->rcv_size,
-			      DMA_FROM_DEVICE);
-		if (err)
-			return err;
 	}
 	return 0;
+}
+
+/* A buffer for a send slot about to be filled (process context). */
+int sdp_tx_buf_get(struct sdp_conn *c, struct sdp_tx_slot *s)
+{
+	if (c->tx_kept) {
+		c->tx_kept--;
+		s->buf = c->tx_keep[c->tx_kept].buf;
+		s->dma = c->tx_keep[c->tx_kept].dma;
+		return 0;
+	}
+	if (sdp_map(c, &s->buf, &s->dma, c->snd_size, DMA_TO_DEVICE, GFP_KERNEL))
+		return -ENOMEM;
+	c->tx_held++;
+	return 0;
+}
+
+/* A completed send slot's buffer: kept for the next message, or freed. */
+void sdp_tx_buf_put(struct sdp_conn *c, struct sdp_tx_slot *s)
+{
+	if (c->tx_kept < SDP_TX_KEEP_BUFS) {
+		c->tx_keep[c->tx_kept].buf = s->buf;
+		c->tx_keep[c->tx_kept].dma = s->dma;
+		c->tx_kept++;
+	} else {
+		sdp_unmap(c, s->buf, s->dma, c->snd_size, DMA_TO_DEVICE);
+		c->tx_held--;
+	}
+	s->buf = NULL;
 }
 
 static int sdp_ctrl_ring_alloc(struct sdp_conn *c)
@@ -109,7 +167,7 @@ static int sdp_ctrl_ring_alloc(struct sdp_conn *c)
 	int err;
 
 	err = sdp_map(c, &c->ctrl_buf, &c->ctrl_dma,
-		      SDP_CTRL_SLOTS * SDP_CTRL_MSG_MAX, DMA_TO_DEVICE);
+		      SDP_CTRL_SLOTS * SDP_CTRL_MSG_MAX, DMA_TO_DEVICE, GFP_KERNEL);
 	if (err)
 		return err;
 	for (i = 0; i < SDP_CTRL_SLOTS; i++) {
@@ -123,15 +181,14 @@ static int sdp_ctrl_ring_alloc(struct sdp_conn *c)
 
 /*
  * Create the QP, CQ and receive ring (buffers of about @rcv_size bytes) on
- * @id's device and post every receive buffer; the send side waits for the
- * peer's receive size (sdp_conn_start).
+ * @id's device and post the first receive buffers; the send side waits for
+ * the peer's receive size (sdp_conn_start).
  */
 int sdp_conn_create(struct sdp_sock *ssk, struct rdma_cm_id *id, u32 rcv_size)
 {
 	struct sock *sk = &ssk->sk;
 	struct ib_qp_init_attr attr = {};
 	struct sdp_conn *c;
-	u32 i;
 	int err;
 
 	c = kzalloc(sizeof(*c), GFP_KERNEL);
@@ -181,13 +238,10 @@ int sdp_conn_create(struct sdp_sock *ssk, struct rdma_cm_id *id, u32 rcv_size)
 	err = sdp_rx_ring_alloc(c);
 	if (!err)
 		err = sdp_ctrl_ring_alloc(c);
+	if (!err)
+		err = sdp_rx_grow(c, SDP_RX_START_BUFS, GFP_KERNEL);
 	if (err)
 		goto err;
-	for (i = 0; i < c->rx_count; i++) {
-		err = sdp_post_recv(c, &c->rx[i]);
-		if (err)
-			goto err;
-	}
 	err = sdp_dev_add_conn(c->sdev, c);
 	if (err)
 		goto err;
@@ -208,18 +262,19 @@ err:
 
 /*
  * The peer's Hello or HelloAck told us its receive size and buffer count:
- * allocate the send ring and start the credit accounting.
+ * set up the send ring and start the credit accounting.
  */
 int sdp_conn_start(struct sdp_conn *c, u32 snd_size, u16 peer_bufs)
 {
 	u32 i, hist;
-	int err;
 
 	c->snd_size = snd_size;
 	c->tx_bufs = peer_bufs;
-	c->peer_max_bufs = peer_bufs;
-	/* Our unacknowledged messages never exceed the peer's buffers. */
-	hist = roundup_pow_of_two(peer_bufs + 2);
+	/*
+	 * Our unacknowledged messages never exceed the peer's buffers, which
+	 * may grow up to SDP_MAX_BUFS - 1 (sdp_rx_check).
+	 */
+	hist = roundup_pow_of_two(SDP_MAX_BUFS + 1);
 	c->hist = kcalloc(hist, sizeof(*c->hist), GFP_KERNEL);
 	c->tx = kcalloc(c->tx_count, sizeof(*c->tx), GFP_KERNEL);
 	if (!c->hist || !c->tx)
@@ -227,13 +282,8 @@ int sdp_conn_start(struct sdp_conn *c, u32 snd_size, u16 peer_bufs)
 	c->hist_mask = hist - 1;
 	/* Message 0 is our Hello/HelloAck. */
 	c->hist[0].bufs = c->rx_adv;
-	for (i = 0; i < c->tx_count; i++) {
+	for (i = 0; i < c->tx_count; i++)
 		c->tx[i].cqe.done = sdp_tx_done;
-		err = sdp_map(c, &c->tx[i].buf, &c->tx[i].dma, snd_size,
-			      DMA_TO_DEVICE);
-		if (err)
-			return err;
-	}
 	c->started = true;
 	sdp_update_counts(c->ssk);
 	return 0;

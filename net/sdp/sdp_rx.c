@@ -77,7 +77,7 @@ static int sdp_rx_check(struct sdp_conn *c, const struct sdp_rx_slot *slot,
 		return SDP_MIB_BAD_MSEQ;
 	if ((s32)(ack - c->tx_mseq_acked) < 0 || (s32)(c->tx_mseq - ack) < 0)
 		return SDP_MIB_BAD_MSEQ_ACK;
-	if (be16_to_cpu(h->bufs) > c->peer_max_bufs)
+	if (be16_to_cpu(h->bufs) >= SDP_MAX_BUFS)
 		return SDP_MIB_BAD_BUFS;
 	/*
 	 * The peer had seen our message @ack, which offered adv->bufs buffers
@@ -143,6 +143,9 @@ static bool sdp_rx_one(struct sdp_sock *ssk, struct sdp_rx_slot *slot)
 		}
 		slot->off = sizeof(*h);
 		list_move_tail(&slot->node, &c->rx_ready);
+		/* Only the spare and the control credit left: the peer waits. */
+		if (c->rx_posted_nr <= SDP_CTRL_CREDITS + 1)
+			c->rx_starved = true;
 		c->rx_ready_bytes += len - sizeof(*h);
 		ssk->stats.rx_bytes += len - sizeof(*h);
 		SDP_ADD_STATS(sock_net(sk), SDP_MIB_RX_BYTES, len - sizeof(*h));
@@ -189,6 +192,23 @@ static bool sdp_rx_one(struct sdp_sock *ssk, struct sdp_rx_slot *slot)
 	return true;
 }
 
+/* The peer had used up its credits: double the ring. True if it grew. */
+static bool sdp_rx_more(struct sdp_sock *ssk, gfp_t gfp)
+{
+	struct sdp_conn *c = ssk->conn;
+	int err;
+
+	if (!c || !c->rx_starved)
+		return false;
+	err = sdp_rx_grow(c, 2 * c->rx_alloc, gfp);
+	if (err == -ENOMEM)
+		return false;	/* the reader tries again */
+	c->rx_starved = false;
+	if (err)
+		sdp_conn_error(ssk, ECONNRESET, SDP_MIB_QP_ERROR);
+	return !err;
+}
+
 /* Take in completed receives, in order. */
 void sdp_rx_reap(struct sdp_sock *ssk)
 {
@@ -210,6 +230,7 @@ void sdp_rx_reap(struct sdp_sock *ssk)
 		if (!sdp_rx_one(ssk, slot))
 			break;
 	}
+	sdp_rx_more(ssk, GFP_ATOMIC | __GFP_NOWARN);
 	if (c->rx_ready_bytes != before && !sock_flag(sk, SOCK_DEAD)) {
 		/* poll() reads the counts: they must be current when it wakes. */
 		sdp_update_counts(ssk);
@@ -360,7 +381,8 @@ int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags)
 			break;
 		}
 		copied += n;
-		if (n && !(flags & MSG_PEEK))
+		/* New buffers or freed ones: the peer may need the credits. */
+		if (sdp_rx_more(ssk, GFP_KERNEL) || (n && !(flags & MSG_PEEK)))
 			sdp_tx_push(ssk, false);
 		if (copied >= target)
 			break;

@@ -178,6 +178,8 @@ static void sdp_fill_info(struct sdp_sock *ssk, struct sdp_info *info)
 		info->snd_size = c->snd_size;
 		info->rx_bufs = c->rx_count;
 		info->tx_bufs = c->tx_count;
+		info->rx_bufs_held = c->rx_alloc;
+		info->tx_bufs_held = c->tx_held;
 		info->tx_credits = c->started ? max(sdp_tx_credits(c), 0) : 0;
 	}
 	info->tx_bytes = ssk->stats.tx_bytes;

@@ -113,7 +113,7 @@ static bool sdp_need_credit_update(const struct sdp_conn *c)
 	s32 peer_view = (s32)c->rx_adv - (s32)(c->rx_mseq - c->rx_mseq_adv);
 	s32 fresh = (s32)c->rx_posted_nr - 1 - max(peer_view, 0);
 
-	return fresh >= max_t(s32, 2, (c->rx_count - 1) / 2);
+	return fresh >= max_t(s32, 2, (c->rx_alloc - 1) / 2);
 }
 
 /* A partly filled buffer may go: TCP_NODELAY, or nothing in flight (Nagle). */
@@ -217,6 +217,7 @@ void sdp_tx_reap(struct sdp_sock *ssk)
 		}
 		c->tx_queued_bytes -= s->len - SDP_HDR;
 		s->len = 0;
+		sdp_tx_buf_put(c, s);
 		c->tx_tail++;
 		freed = true;
 	}
@@ -330,11 +331,15 @@ void sdp_keepalive_timer(struct timer_list *t)
 	sdp_timer_event(ssk, SDP_F_KEEPALIVE);
 }
 
-/* The buffer to copy into: the one being filled, or a free one. */
-static struct sdp_tx_slot *sdp_tx_fill_slot(struct sdp_conn *c)
+/*
+ * The buffer to copy into: the one being filled, or a free one. NULL when
+ * the ring is full (*err 0) or no memory is left (*err -ENOMEM).
+ */
+static struct sdp_tx_slot *sdp_tx_fill_slot(struct sdp_conn *c, int *err)
 {
 	struct sdp_tx_slot *s;
 
+	*err = 0;
 	if (c->tx_head != c->tx_post) {
 		s = &c->tx[(c->tx_head - 1) % c->tx_count];
 		if (s->len < c->snd_size)
@@ -342,7 +347,11 @@ static struct sdp_tx_slot *sdp_tx_fill_slot(struct sdp_conn *c)
 	}
 	if (c->tx_head - c->tx_tail >= c->tx_count)
 		return NULL;
-	s = &c->tx[c->tx_head++ % c->tx_count];
+	s = &c->tx[c->tx_head % c->tx_count];
+	*err = sdp_tx_buf_get(c, s);
+	if (*err)
+		return NULL;
+	c->tx_head++;
 	s->len = SDP_HDR;
 	return s;
 }
@@ -408,7 +417,10 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 		size_t n, got;
 
 		c = ssk->conn;
-		s = c ? sdp_tx_fill_slot(c) : NULL;
+		err = 0;
+		s = c ? sdp_tx_fill_slot(c, &err) : NULL;
+		if (err)
+			goto do_error;
 		if (!s) {
 			sdp_tx_push(ssk, false);
 			err = sdp_wait_space(ssk, &timeo);

@@ -1468,6 +1468,46 @@ TEST_F(sdp, credit_updates_bounded_and_quiet_when_idle)
 	EXPECT_EQ(ib.tx_msgs, ib2.tx_msgs);
 }
 
+/*
+ * Memory follows use: an idle connection holds a few receive buffers and no
+ * send buffer; a stream grows the receiver's ring to its full size, and once
+ * sent the sender keeps only a few buffers.
+ */
+TEST_F(sdp, rings_grow_with_use)
+{
+	struct bulk_writer w = { .fd = self->a, .len = 4 << 20 };
+	struct sdp_info ia, ib;
+	static char buf[65536];
+	size_t got = 0;
+	pthread_t t;
+
+	NEED_RDMA();
+
+	ASSERT_EQ(0, sdp_info(self->a, &ia));
+	ASSERT_EQ(0, sdp_info(self->b, &ib));
+	EXPECT_EQ(0, ia.tx_bufs_held);
+	EXPECT_EQ(0, ib.tx_bufs_held);
+	EXPECT_GE(4, ia.rx_bufs_held);
+	EXPECT_GE(4, ib.rx_bufs_held);
+	EXPECT_LT(ib.rx_bufs_held, ib.rx_bufs);
+
+	ASSERT_EQ(0, pthread_create(&t, NULL, bulk_writer, &w));
+	while (got < w.len) {
+		ssize_t n = recv(self->b, buf, sizeof(buf), 0);
+
+		ASSERT_LT(0, n);
+		got += n;
+	}
+	pthread_join(t, NULL);
+	usleep(100000);
+	ASSERT_EQ(0, sdp_info(self->a, &ia));
+	ASSERT_EQ(0, sdp_info(self->b, &ib));
+	EXPECT_EQ(ib.rx_bufs, ib.rx_bufs_held);
+	EXPECT_GE(2, ia.tx_bufs_held);
+	EXPECT_LE(1, ia.tx_bufs_held);
+	EXPECT_EQ(0, ib.tx_bufs_held);
+}
+
 /* Nagle: many small writes become few messages, unless TCP_NODELAY. */
 TEST_F(sdp, nagle_coalesces_small_writes)
 {

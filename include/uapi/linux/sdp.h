@@ -114,6 +114,9 @@ struct sdp_info {
 	__u64	rx_msgs;	/* messages received */
 	__u64	tx_credit_updates;	/* messages sent only to return credits */
 	char	ibdev[64];	/* RDMA device carrying the connection */
+	/* Of rx_bufs and tx_bufs, those holding memory: rings grow with use. */
+	__u32	rx_bufs_held;
+	__u32	tx_bufs_held;
 };
 
 #endif /* _UAPI_LINUX_SDP_H */
