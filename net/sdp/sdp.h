@@ -134,8 +134,7 @@ struct sdp_conn {
 	/* send ring: data messages of at most snd_size bytes */
 	struct sdp_tx_slot	*tx;
 	u32			tx_count;	/* slots */
-	u32			tx_held;	/* buffers allocated, kept ones included */
-	u32			tx_kept;
+	u32			tx_kept;	/* slots tx_tail..tx_head hold the others */
 	struct sdp_buf		tx_keep[SDP_TX_KEEP_BUFS];
 	u32			snd_size;
 	u32			tx_head;	/* next slot to fill */

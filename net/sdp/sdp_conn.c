@@ -141,10 +141,7 @@ int sdp_tx_buf_get(struct sdp_conn *c, struct sdp_tx_slot *s)
 		s->dma = c->tx_keep[c->tx_kept].dma;
 		return 0;
 	}
-	if (sdp_map(c, &s->buf, &s->dma, c->snd_size, DMA_TO_DEVICE, GFP_KERNEL))
-		return -ENOMEM;
-	c->tx_held++;
-	return 0;
+	return sdp_map(c, &s->buf, &s->dma, c->snd_size, DMA_TO_DEVICE, GFP_KERNEL);
 }
 
 /* A completed send slot's buffer: kept for the next message, or freed. */
@@ -156,7 +153,6 @@ void sdp_tx_buf_put(struct sdp_conn *c, struct sdp_tx_slot *s)
 		c->tx_kept++;
 	} else {
 		sdp_unmap(c, s->buf, s->dma, c->snd_size, DMA_TO_DEVICE);
-		c->tx_held--;
 	}
 	s->buf = NULL;
 }

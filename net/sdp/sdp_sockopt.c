@@ -179,7 +179,8 @@ static void sdp_fill_info(struct sdp_sock *ssk, struct sdp_info *info)
 		info->rx_bufs = c->rx_count;
 		info->tx_bufs = c->tx_count;
 		info->rx_bufs_held = c->rx_alloc;
-		info->tx_bufs_held = c->tx_held;
+		/* every filled slot, until reaped, and the kept ones */
+		info->tx_bufs_held = c->tx_head - c->tx_tail + c->tx_kept;
 		info->tx_credits = c->started ? max(sdp_tx_credits(c), 0) : 0;
 	}
 	info->tx_bytes = ssk->stats.tx_bytes;
