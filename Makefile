@@ -1,47 +1,54 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-#   make            build sdp.ko, userspace tools and selftests (installs deps)
-#   make check      run the kselftests in a VM on Debian's stock kernel
+#   make            sdp.ko for the running kernel, and the userspace tools;
+#                   needs only that kernel's headers, installs nothing
+#   make install    install sdp.ko (for KVER), libsdp.so, sdp_run, man pages
+#   make check      the kselftests in VMs on Debian's 6.1 and 6.12 kernels
 #   make demo       show SDP against TCP in a throwaway VM
 #   make bench      SDP against verbs, rsockets and TCP: table, CSV, plot
-#   make install    install sdp.ko, libsdp.so, sdp_run and the man pages
 #   make C=1        also run sparse on the module
-#   KVER=/KDIR=     build against another kernel
+#   KVER=/KDIR=     build for another kernel (KDIR: its build tree)
+#
+# check, demo and bench install what they need (scripts/deps.sh) and fetch
+# the guest kernels into /var/cache/sdp-dev; the build targets never do.
 
-KVER ?= $(shell scripts/deps.sh --kver)
+KVER ?= $(shell uname -r)
 KDIR ?= /lib/modules/$(KVER)/build
 # Warnings fail our builds (dkms.conf calls kbuild directly, without -Werror).
 WERROR ?= -Werror
 
-SUBDIRS := userspace selftests/sdp
+.PHONY: all module userspace headers-present check demo bench install clean
 
-.PHONY: all deps module $(SUBDIRS) check demo bench install clean
+all: module userspace
 
-all: module $(SUBDIRS)
+headers-present:
+	@test -f $(KDIR)/Makefile || { \
+		echo "sdp: no kernel headers for $(KVER) in $(KDIR)."; \
+		echo "sdp: install linux-headers-$(KVER) (Debian: apt install linux-headers-$(KVER)), or set KVER= / KDIR=."; \
+		exit 1; }
 
-deps:
-	@SDP_DEPS_QUIET=1 scripts/deps.sh
-
-module: deps
+module: headers-present
 	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 KCFLAGS="$(WERROR)" $(if $(C),C=$(C)) modules
 
-$(SUBDIRS): deps
-	$(MAKE) -C $@ KSFT_INC=$(shell scripts/deps.sh --kselftest)
+userspace:
+	$(MAKE) -C userspace
 
-check: all
+check:
 	scripts/check
 
-demo: all
+demo:
 	scripts/demo
 
-bench: all
+bench:
 	scripts/bench
 
-# On a host with RDMA: the module (then depmod; modprobe sdp) and userspace.
+# On a host with RDMA: then `depmod -a $(KVER); modprobe sdp`.
 install: all
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
 	$(MAKE) -C userspace install
 
 clean:
-	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
-	for d in $(SUBDIRS); do $(MAKE) -C $$d clean; done
+	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	$(MAKE) -C userspace clean
+	$(MAKE) -C selftests/sdp clean
+	rm -rf build

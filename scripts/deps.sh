@@ -1,13 +1,22 @@
 #!/bin/bash
-# Install what a fresh Debian 12 lacks to build and test sdp, and fetch the
-# guest kernel (never installed on the host). Idempotent; silent when all is
-# present. Prints the cache directory's kernel tree on request (--kroot).
+# What `make check`, `make demo` and `make bench` need, and nothing that a
+# plain build needs (that takes only kernel headers). Idempotent; silent when
+# all is present.
+#
+#   scripts/deps.sh                  install the test and VM packages (root)
+#   scripts/deps.sh --kver NAME      the kernel release NAME stands for: 6.1 (Debian 12's
+#                                    kernel), 6.12 (its newer line) or a release itself
+#   scripts/deps.sh --kernel NAME    fetch that kernel's image and headers into the
+#                                    cache (never installed on the host); print its release
+#   scripts/deps.sh --kroot KVER     the unpacked image (boot/, lib/modules/)
+#   scripts/deps.sh --kdir KVER      its headers, to build modules against
+#   scripts/deps.sh --kselftest      kselftest_harness.h and kselftest.h
 set -euo pipefail
 
 PKGS=(
 	build-essential make gcc libc6-dev sparse
-	linux-headers-amd64 linux-source-6.1 xz-utils
-	qemu-system-x86 busybox-static kmod cpio iproute2
+	linux-source-6.1 xz-utils
+	qemu-system-x86 busybox-static kmod cpio iproute2 util-linux
 	rdma-core ibverbs-utils rdmacm-utils perftest libibverbs-dev librdmacm-dev
 	socat netcat-openbsd curl python3 iperf3 qperf procps bc gnuplot-nox
 )
@@ -15,53 +24,128 @@ PKGS=(
 SDP_CACHE=${SDP_CACHE:-/var/cache/sdp-dev}
 
 log() { [ -n "${SDP_DEPS_QUIET:-}" ] || echo "deps: $*" >&2; }
+die() { echo "deps: $*" >&2; exit 1; }
 
-missing=()
-for p in "${PKGS[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
-		missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-	[ "$(id -u)" = 0 ] || { echo "deps: need root to install: ${missing[*]}" >&2; exit 1; }
+apt_updated=
+apt_update()
+{
+	[ -z "$apt_updated" ] || return 0
+	apt_updated=1
+	apt-get update -qq >&2
+}
+
+install_pkgs()
+{
+	local missing=() p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+			missing+=("$p")
+	done
+	[ ${#missing[@]} -gt 0 ] || return 0
+	[ "$(id -u)" = 0 ] || die "need root to install: ${missing[*]}"
 	echo "deps: installing ${missing[*]}" >&2
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq >&2
+	apt_update
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
-fi
+}
 
-# The guest runs the kernel the installed headers were built for.
-KVER=${KVER:-$(dpkg-query -W -f='${Depends}' linux-headers-amd64 |
-	sed -n 's/.*linux-headers-\([^ ,]*\).*/\1/p')}
-[ -n "$KVER" ] || { echo "deps: cannot tell KVER from linux-headers-amd64" >&2; exit 1; }
+# The release a headers meta package points to (Debian's newest of that line).
+meta_kver()
+{
+	local v
+	v=$(apt-cache show --no-all-versions "$1" 2>/dev/null |
+		sed -n 's/^Depends:.*linux-headers-\([^ ,]*\).*/\1/p' | head -n1)
+	if [ -z "$v" ] && [ "$(id -u)" = 0 ]; then
+		apt_update
+		v=$(apt-cache show --no-all-versions "$1" 2>/dev/null |
+			sed -n 's/^Depends:.*linux-headers-\([^ ,]*\).*/\1/p' | head -n1)
+	fi
+	[ -n "$v" ] || die "cannot tell the kernel release from package $1"
+	echo "$v"
+}
 
-kroot=$SDP_CACHE/kernel/$KVER
-if [ ! -e "$kroot/.done" ]; then
-	echo "deps: fetching linux-image-$KVER into $kroot" >&2
-	rm -rf "$kroot"
-	mkdir -p "$kroot/deb"
-	(cd "$kroot/deb" && apt-get download -qq -o APT::Sandbox::User=root "linux-image-$KVER" >&2 ||
-		apt-get download -qq -o APT::Sandbox::User=root "linux-image-$KVER-unsigned" >&2)
-	dpkg -x "$kroot"/deb/*.deb "$kroot/root"
-	rm -rf "$kroot/deb"
-	depmod -b "$kroot/root" "$KVER"
-	touch "$kroot/.done"
-fi
+kver_of()
+{
+	case $1 in
+	6.1) meta_kver linux-headers-amd64 ;;
+	6.12) meta_kver linux-headers-6.12-amd64 ;;
+	*) echo "$1" ;;
+	esac
+}
 
-# kselftest headers are taken from Debian's kernel source at build time and
-# never committed.
-ksrc=$SDP_CACHE/kselftest
-if [ ! -e "$ksrc/.done" ]; then
-	log "extracting kselftest headers from linux-source-6.1"
-	rm -rf "$ksrc"
-	mkdir -p "$ksrc"
-	tar -xJf /usr/src/linux-source-6.1.tar.xz -C "$ksrc" --strip-components=4 \
-		linux-source-6.1/tools/testing/selftests/kselftest_harness.h \
-		linux-source-6.1/tools/testing/selftests/kselftest.h
-	touch "$ksrc/.done"
-fi
+kroot_of() { echo "$SDP_CACHE/kernel/$1/root"; }
+
+kdir_of()
+{
+	local kroot
+	kroot=$(kroot_of "$1")
+	echo "$kroot/usr/src/linux-headers-$1"
+}
+
+# The image and the headers of Debian's kernel $1, unpacked with dpkg -x: the
+# headers packages depend on the image, so installing them would install a
+# kernel on the host. A kernel built here (scripts/debug-kernel) is found in
+# the same place and never fetched.
+fetch_kernel()
+{
+	local kver=$1 dir kroot common kbuild
+	dir=$SDP_CACHE/kernel/$kver
+	kroot=$dir/root
+	[ -e "$dir/.fetched" ] && return 0
+	[ "$(id -u)" = 0 ] || die "need root to fetch kernel $kver into $SDP_CACHE"
+	install_pkgs kmod
+	echo "deps: fetching linux-image-$kver and its headers into $dir" >&2
+	rm -rf "$dir"
+	mkdir -p "$dir/deb"
+	(
+		cd "$dir/deb"
+		get() { apt-get download -qq -o APT::Sandbox::User=root "$@" >&2; }
+		get "linux-image-$kver" || get "linux-image-$kver-unsigned" ||
+			{ apt_update; get "linux-image-$kver" || get "linux-image-$kver-unsigned"; }
+		get "linux-headers-$kver"
+		common=$(apt-cache show --no-all-versions "linux-headers-$kver" |
+			sed -n 's/^Depends:.*\(linux-headers-[^ ,]*-common\).*/\1/p' | head -n1)
+		kbuild=$(apt-cache show --no-all-versions "linux-headers-$kver" |
+			sed -n 's/^Depends:.*\(linux-kbuild-[^ ,]*\).*/\1/p' | head -n1)
+		get "$common" "$kbuild"
+	) || die "cannot download kernel $kver"
+	for deb in "$dir"/deb/*.deb; do
+		dpkg -x "$deb" "$kroot"
+	done
+	rm -rf "$dir/deb"
+	# The headers' Makefile includes its -common half by absolute path.
+	sed -i "s|^include /usr/src/|include $kroot/usr/src/|" "$(kdir_of "$kver")/Makefile"
+	depmod -b "$kroot" "$kver"
+	touch "$dir/.fetched"
+}
+
+# kselftest headers are taken from Debian's kernel source and never committed.
+kselftest()
+{
+	local ksrc=$SDP_CACHE/kselftest
+	if [ ! -e "$ksrc/.done" ]; then
+		install_pkgs linux-source-6.1 xz-utils
+		log "extracting kselftest headers from linux-source-6.1"
+		rm -rf "$ksrc"
+		mkdir -p "$ksrc"
+		tar -xJf /usr/src/linux-source-6.1.tar.xz -C "$ksrc" --strip-components=4 \
+			linux-source-6.1/tools/testing/selftests/kselftest_harness.h \
+			linux-source-6.1/tools/testing/selftests/kselftest.h
+		touch "$ksrc/.done"
+	fi
+	echo "$ksrc"
+}
 
 case "${1:-}" in
---kver) echo "$KVER" ;;
---kroot) echo "$kroot/root" ;;
---kselftest) echo "$ksrc" ;;
+"") install_pkgs "${PKGS[@]}" ;;
+--kver) kver_of "$2" ;;
+--kernel)
+	kver=$(kver_of "$2")
+	fetch_kernel "$kver"
+	echo "$kver"
+	;;
+--kroot) kroot_of "$2" ;;
+--kdir) kdir_of "$2" ;;
+--kselftest) kselftest ;;
+*) die "unknown argument $1" ;;
 esac
