@@ -77,6 +77,7 @@ struct sdp_sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern)
 	sk->sk_destruct = sdp_sk_destruct;
 	INIT_LIST_HEAD(&ssk->syn_q);
 	INIT_LIST_HEAD(&ssk->accept_q);
+	INIT_LIST_HEAD(&ssk->listen_item);
 	INIT_LIST_HEAD(&ssk->child);
 	sdp_cm_init(ssk);
 	sdp_teardown_init(ssk);
@@ -224,6 +225,7 @@ static int sdp_listen(struct socket *sock, int backlog)
 			cm_failed = sdp_cm_listen(ssk);
 			if (cm_failed)
 				sdp_fb_listener(ssk, SDP_FB_NO_RDMA_LISTEN);
+			sdp_listener_add(ssk);
 		}
 		sdp_set_state(sk, TCP_LISTEN);
 	}
@@ -704,6 +706,7 @@ static int __init sdp_init(void)
 		       err == -EEXIST ? "another module holds it, load with family=N" : "error");
 		goto out_dev;
 	}
+	sdp_debug_init();
 	pr_info("registered address family %d\n", sdp_family);
 	return 0;
 
@@ -722,6 +725,8 @@ out:
 static void __exit sdp_exit(void)
 {
 	sock_unregister(sdp_family);
+	sdp_debug_exit();
+	sdp_listen_exit();
 	/* Sockets pin the module: none exist, so no connection does. */
 	sdp_dev_exit();
 	destroy_workqueue(sdp_wq);

@@ -118,6 +118,7 @@ struct sdp_conn {
 	struct ib_qp		*qp;
 	u32			lkey;
 	u32			max_inline;
+	u32			path_mtu;	/* bytes, as rdma_cm set the QP */
 	bool			started;	/* the peer's Hello/HelloAck is in */
 
 	/* receive ring: buffers of rcv_size bytes */
@@ -193,6 +194,7 @@ enum sdp_mib_field {
 	SDP_MIB_BACKLOG_BUSY,		/* requests refused: backlog full */
 	SDP_MIB_CONNECT_RETRIES,	/* connects retried after a busy refusal */
 	SDP_MIB_LISTEN_NO_RDMA,		/* listeners without an RDMA listener */
+	SDP_MIB_LISTEN_REARMED,		/* listeners listening over RDMA again */
 	SDP_MIB_BAD_HELLO,		/* malformed or incompatible Hello/HelloAck */
 	SDP_MIB_DISCONN_SENT,
 	SDP_MIB_DISCONN_RCVD,
@@ -285,6 +287,8 @@ struct sdp_sock {
 	/* listener */
 	struct list_head	syn_q;		/* accepted over RDMA, not established */
 	struct list_head	accept_q;	/* established, waiting for accept() */
+	struct list_head	listen_item;	/* on sdp_listeners: may listen over RDMA */
+	u32			rearm_gen;	/* the last re-arm pass that saw it */
 
 	/* child of a listener (holds a reference on it for life) */
 	struct sdp_sock		*parent;
@@ -394,6 +398,9 @@ struct sdp_sock *sdp_accept_dequeue(struct sdp_sock *lssk);
 void sdp_passive_established(struct sdp_sock *child);
 void sdp_child_drop(struct sdp_sock *child, int err);
 void sdp_listen_stop(struct sdp_sock *lssk);
+void sdp_listener_add(struct sdp_sock *lssk);
+void sdp_listeners_rearm(void);
+void sdp_listen_exit(void);
 
 /* sdp_conn.c */
 int sdp_conn_create(struct sdp_sock *ssk, struct rdma_cm_id *id, u32 rcv_size);
@@ -483,6 +490,11 @@ int sdp_fb_listen(struct sdp_sock *ssk, int backlog);
 int sdp_fb_accept(struct sdp_sock *lssk, struct socket *newsock, int flags, bool kern);
 bool sdp_fb_pending(const struct sdp_sock *lssk);
 void sdp_fb_listener(struct sdp_sock *lssk, int reason);
+
+/* sdp_debug.c */
+extern u32 sdp_inject_warn;
+void sdp_debug_init(void);
+void sdp_debug_exit(void);
 
 /* sdp_netns.c */
 int sdp_netns_init(void);

@@ -56,6 +56,12 @@ void sdp_conn_param(struct rdma_conn_param *p, const void *data, u8 len)
 void sdp_established(struct sdp_sock *ssk, struct rdma_cm_id *id)
 {
 	struct sock *sk = &ssk->sk;
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr attr;
+
+	/* For SDP_INFO: what the tests and tools need to find our packets. */
+	if (ssk->conn && !ib_query_qp(ssk->conn->qp, &attr, IB_QP_PATH_MTU, &init))
+		ssk->conn->path_mtu = ib_mtu_enum_to_int(attr.path_mtu);
 
 	memcpy(&ssk->saddr, &id->route.addr.src_addr, sizeof(ssk->saddr));
 	memcpy(&ssk->daddr, &id->route.addr.dst_addr, sizeof(ssk->daddr));

@@ -50,6 +50,8 @@ static int sdp_add_one(struct ib_device *ibdev)
 	mutex_init(&sdev->lock);
 	INIT_LIST_HEAD(&sdev->conns);
 	ib_set_client_data(ibdev, &sdp_client, sdev);
+	/* It may carry the address of a listener that lost its own. */
+	sdp_listeners_rearm();
 	return 0;
 }
 

@@ -26,6 +26,102 @@ static bool sdp_listening(const struct sdp_sock *lssk)
 	       !test_bit(SDP_F_STOPPING, &lssk->flags);
 }
 
+/*
+ * Listeners that may listen over RDMA. rdma_cm moves a wildcard listener
+ * to new devices by itself, but a listener on one address loses its id
+ * with that address's device (or found none at listen()): when a device is
+ * added, such listeners try again. The device's addresses reach rdma_cm a
+ * little after it registers, so a failed try is retried for a few seconds.
+ */
+static LIST_HEAD(sdp_listeners);
+static DEFINE_MUTEX(sdp_listeners_lock);
+static u32 sdp_rearm_gen;
+static unsigned int sdp_rearm_tries;
+#define SDP_REARM_TRIES		50
+#define SDP_REARM_INTERVAL	(HZ / 10)
+
+static void sdp_rearm_work(struct work_struct *work);
+static DECLARE_DELAYED_WORK(sdp_rearm, sdp_rearm_work);
+
+/* Listener locked, listening. */
+void sdp_listener_add(struct sdp_sock *lssk)
+{
+	mutex_lock(&sdp_listeners_lock);
+	if (list_empty(&lssk->listen_item))
+		list_add_tail(&lssk->listen_item, &sdp_listeners);
+	mutex_unlock(&sdp_listeners_lock);
+}
+
+void sdp_listeners_rearm(void)
+{
+	WRITE_ONCE(sdp_rearm_tries, SDP_REARM_TRIES);
+	mod_delayed_work(sdp_wq, &sdp_rearm, 0);
+}
+
+/* The next listener without an id this pass has not seen, held; or NULL. */
+static struct sdp_sock *sdp_rearm_next(u32 gen)
+{
+	struct sdp_sock *lssk, *found = NULL;
+
+	mutex_lock(&sdp_listeners_lock);
+	list_for_each_entry(lssk, &sdp_listeners, listen_item) {
+		if (lssk->rearm_gen == gen || READ_ONCE(lssk->id))
+			continue;
+		lssk->rearm_gen = gen;
+		sock_hold(&lssk->sk);
+		found = lssk;
+		break;
+	}
+	mutex_unlock(&sdp_listeners_lock);
+	return found;
+}
+
+/* Listen over RDMA again; true if the listener still has none. */
+static bool sdp_rearm_one(struct sdp_sock *lssk)
+{
+	struct sock *lsk = &lssk->sk;
+	bool failed = false;
+
+	lock_sock(lsk);
+	if (sdp_listening(lssk) && !lssk->id) {
+		failed = sdp_cm_listen(lssk);
+		if (!failed) {
+			lssk->fb_reason = SDP_FB_NONE;
+			SDP_INC_STATS(sock_net(lsk), SDP_MIB_LISTEN_REARMED);
+		}
+	}
+	release_sock(lsk);
+	/* As in listen(): a half-failed id is destroyed unlocked. */
+	if (failed)
+		sdp_cm_destroy(lssk);
+	return failed;
+}
+
+static void sdp_rearm_work(struct work_struct *work)
+{
+	struct sdp_sock *lssk;
+	bool again = false;
+	u32 gen;
+
+	mutex_lock(&sdp_listeners_lock);
+	gen = ++sdp_rearm_gen;
+	mutex_unlock(&sdp_listeners_lock);
+	while ((lssk = sdp_rearm_next(gen))) {
+		again |= sdp_rearm_one(lssk);
+		sock_put(&lssk->sk);
+	}
+	if (again && READ_ONCE(sdp_rearm_tries)) {
+		WRITE_ONCE(sdp_rearm_tries, sdp_rearm_tries - 1);
+		mod_delayed_work(sdp_wq, &sdp_rearm, SDP_REARM_INTERVAL);
+	}
+}
+
+/* Module exit: no socket, so no listener, is left. */
+void sdp_listen_exit(void)
+{
+	cancel_delayed_work_sync(&sdp_rearm);
+}
+
 /* Listener locked. */
 static void sdp_child_link(struct sdp_sock *lssk, struct sdp_sock *child)
 {
@@ -249,6 +345,10 @@ void sdp_listen_stop(struct sdp_sock *lssk)
 
 	set_bit(SDP_F_STOPPING, &lssk->flags);
 	release_sock(lsk);
+
+	mutex_lock(&sdp_listeners_lock);
+	list_del_init(&lssk->listen_item);
+	mutex_unlock(&sdp_listeners_lock);
 
 	sdp_cm_destroy(lssk);
 	kernel_sock_shutdown(lssk->tcp, SHUT_RDWR);

@@ -33,6 +33,7 @@ static const char * const sdp_mib_names[SDP_MIB_MAX] = {
 	[SDP_MIB_BACKLOG_BUSY]		= "BacklogBusy",
 	[SDP_MIB_CONNECT_RETRIES]	= "ConnectRetries",
 	[SDP_MIB_LISTEN_NO_RDMA]	= "ListenNoRdma",
+	[SDP_MIB_LISTEN_REARMED]	= "ListenRearmed",
 	[SDP_MIB_BAD_HELLO]		= "BadHello",
 	[SDP_MIB_DISCONN_SENT]		= "DisConnSent",
 	[SDP_MIB_DISCONN_RCVD]		= "DisConnRcvd",

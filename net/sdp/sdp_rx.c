@@ -356,6 +356,8 @@ int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags)
 		return -EINVAL;
 
 	lock_sock(sk);
+	WARN(READ_ONCE(sdp_inject_warn) && xchg(&sdp_inject_warn, 0),
+	     "sdp: warning injected through debugfs\n");
 	if (sk->sk_state == TCP_LISTEN) {
 		err = -ENOTCONN;
 		goto out;

@@ -171,6 +171,9 @@ static void sdp_fill_info(struct sdp_sock *ssk, struct sdp_info *info)
 
 	memset(info, 0, sizeof(*info));
 	info->transport = ssk->transport;
+	/* A listener: whether it listens over RDMA now, or serves TCP only. */
+	if (ssk->sk.sk_state == TCP_LISTEN && info->transport == SDP_TRANSPORT_NONE)
+		info->transport = READ_ONCE(ssk->id) ? SDP_TRANSPORT_RDMA : SDP_TRANSPORT_TCP;
 	info->fallback_reason = ssk->fb_reason;
 	info->state = ssk->sk.sk_state;
 	if (c) {
@@ -182,6 +185,8 @@ static void sdp_fill_info(struct sdp_sock *ssk, struct sdp_info *info)
 		/* every filled slot, until reaped, and the kept ones */
 		info->tx_bufs_held = c->tx_head - c->tx_tail + c->tx_kept;
 		info->tx_credits = c->started ? max(sdp_tx_credits(c), 0) : 0;
+		info->qp_num = c->qp ? c->qp->qp_num : 0;
+		info->path_mtu = c->path_mtu;
 	}
 	info->tx_bytes = ssk->stats.tx_bytes;
 	info->rx_bytes = ssk->stats.rx_bytes;

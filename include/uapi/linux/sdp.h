@@ -117,6 +117,9 @@ struct sdp_info {
 	/* Of rx_bufs and tx_bufs, those holding memory: rings grow with use. */
 	__u32	rx_bufs_held;
 	__u32	tx_bufs_held;
+	/* The RDMA connection: local QP number and path MTU in bytes (0 without). */
+	__u32	qp_num;
+	__u32	path_mtu;
 };
 
 #endif /* _UAPI_LINUX_SDP_H */

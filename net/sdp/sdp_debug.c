@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * debugfs sdp/: root-only knobs for the test suite, not an ABI.
+ *
+ * inject_warn: writing 1 makes the next receive over RDMA print one WARN,
+ * so that the suite can prove its kernel-log check fails a test for what a
+ * real bug in the data path would print.
+ */
+#include <linux/debugfs.h>
+
+#include "sdp.h"
+
+u32 sdp_inject_warn;
+static struct dentry *sdp_debugfs;
+
+void sdp_debug_init(void)
+{
+	sdp_debugfs = debugfs_create_dir("sdp", NULL);
+	debugfs_create_u32("inject_warn", 0600, sdp_debugfs, &sdp_inject_warn);
+}
+
+void sdp_debug_exit(void)
+{
+	debugfs_remove_recursive(sdp_debugfs);
+}
