@@ -69,6 +69,44 @@ sdp_rxe_counter()
 # A counter of /proc/net/sdp_stats.
 sdp_stat() { awk -v k="$1" '$1 == k { print $2 }' /proc/net/sdp_stats; }
 
+# For programs whose sockets a script cannot reach (socat, curl, ...): SDP's
+# and the devices' counters since sdp_rdma_mark must show the transfer over
+# RDMA. sdp_rdma_proven PAYLOAD CONNS [SLACK]: the bytes SDP received equal
+# those it sent, and are PAYLOAD to PAYLOAD + SLACK (default 64 KiB, for
+# protocol headers); the devices completed one send per SDP message (plus
+# the CM's few per connection) and sent the packets those messages make
+# (one per path MTU of bytes, at least one per message, plus one ack per
+# message): bounds within 1.5x. Prints the PROOF line.
+sdp_rdma_mark()
+{
+	m_tx=$(sdp_stat TxBytes) m_rx=$(sdp_stat RxBytes) m_msgs=$(sdp_stat TxMsgs)
+	m_sends=$(sdp_rxe_counter rdma_sends) m_pkts=$(sdp_rxe_counter sent_pkts)
+}
+sdp_rdma_proven()
+{
+	local payload=$1 conns=$2 slack=${3:-65536} tx rx msgs sends pkts mtu wire lo hi try
+	mtu=$(ibv_devinfo -d rxe1 | awk '/active_mtu/ { print $2; exit }')
+	# completions and the last closes may lag the programs' exits a little
+	for try in $(seq 30); do
+		[ "$try" = 1 ] || sleep 0.1
+		tx=$(($(sdp_stat TxBytes) - m_tx)) rx=$(($(sdp_stat RxBytes) - m_rx))
+		msgs=$(($(sdp_stat TxMsgs) - m_msgs))
+		sends=$(($(sdp_rxe_counter rdma_sends) - m_sends))
+		pkts=$(($(sdp_rxe_counter sent_pkts) - m_pkts))
+		wire=$((tx + 16 * msgs))
+		lo=$(((wire + mtu - 1) / mtu)); [ $lo -ge $msgs ] || lo=$msgs
+		lo=$((lo + msgs))
+		hi=$((2 * msgs + wire / mtu + wire / mtu / 128 + 10 * conns))
+		[ "$tx" -eq "$rx" ] && [ "$rx" -ge "$payload" ] && [ "$rx" -le $((payload + slack)) ] &&
+			[ "$sends" -ge "$msgs" ] && [ "$sends" -le $((msgs + 10 * conns)) ] &&
+			[ "$pkts" -ge "$lo" ] && [ "$pkts" -le "$hi" ] || continue
+		echo "# PROOF rdma $rx B in $msgs msgs; device: $sends sends, $pkts pkts ($lo..$hi)"
+		return 0
+	done
+	echo "# not over RDMA as expected: $tx B sent, $rx B received (want $payload..+$slack) in $msgs msgs; device: $sends sends, $pkts pkts (want $lo..$hi)"
+	return 1
+}
+
 # sdp_wait_listen PORT [PREFIX...]: until a TCP socket listens on PORT, 10 s
 # at most; a PREFIX such as "ip netns exec NS" looks in another namespace.
 sdp_wait_listen()
@@ -86,7 +124,35 @@ sdp_wait_listen()
 # (SOCKET-CONNECT:27:6:...): the sockaddr_in after its family field, in hex.
 sdp_socat_addr() { printf 'x%04x%s0000000000000000' "$2" "$(printf '%02x' ${1//./ })"; }
 
-# KTAP output for shell tests; the runner reads the Totals line.
+# Kernel log lines that mean a kernel bug, whoever caused them: a test that
+# ran when one was logged fails (run_kselftest.sh, check-guest).
+SDP_SPLAT_RE='BUG:|WARNING:|Oops|general protection|Kernel panic|kernel BUG|UBSAN:|KASAN:|KFENCE:|refcount_t:|list_(add|del) corruption|kmemleak:.*(leak|error)|unreferenced object|INFO: task .* blocked for more than|soft lockup|hard LOCKUP|rcu: INFO|detected stall|self-detected stall|possible circular locking|possible recursive locking|inconsistent lock state|sleeping function called from invalid context|scheduling while atomic|suspicious RCU usage|DEBUG_LOCKS_WARN_ON|ODEBUG:|Call Trace:|page allocation failure|stack-protector|Unable to handle kernel'
+
+# sdp_kmsg_mark NAME: put a unique marker into the kernel log; prints it.
+sdp_kmsg_mark()
+{
+	local m="sdp-ksft-mark $1 $$-$RANDOM-$(date +%s%N)"
+	echo "$m" >/dev/kmsg
+	echo "$m"
+}
+
+# sdp_splat_since MARKER: succeeds, printing each splat with its context,
+# if the kernel log has one after MARKER (or anywhere, if MARKER has left
+# the ring buffer: then it says so).
+sdp_splat_since()
+{
+	local log
+	log=$(dmesg | awk -v m="$1" 'seen { print } index($0, m) { seen = 1 } END { exit !seen }') ||
+		log="(marker lost: the whole kernel log is checked)"$'\n'$(dmesg)
+	grep -Eq "$SDP_SPLAT_RE" <<<"$log" || return 1
+	grep -E -B3 -A30 "$SDP_SPLAT_RE" <<<"$log" | head -n 150
+}
+
+# KTAP output for shell tests; the runner reads the result lines. Every
+# passing case says what it ran over (see run_kselftest.sh): ktap_result and
+# ktap_check take the class from KTAP_CLASS (rdma, fallback, tcp, local), and
+# a script sets it only where its checks prove it.
+KTAP_CLASS=
 ktap_pass=0
 ktap_fail=0
 ktap_skip=0
@@ -97,7 +163,7 @@ ktap_result()	# ktap_result pass|fail|skip "description" [reason]
 {
 	ktap_n=$((ktap_n + 1))
 	case $1 in
-	pass) ktap_pass=$((ktap_pass + 1)); echo "ok $ktap_n $2" ;;
+	pass) ktap_pass=$((ktap_pass + 1)); [ -z "$KTAP_CLASS" ] || echo "# PROOF $KTAP_CLASS"; echo "ok $ktap_n $2" ;;
 	fail) ktap_fail=$((ktap_fail + 1)); echo "not ok $ktap_n $2${3:+ # $3}" ;;
 	skip) ktap_skip=$((ktap_skip + 1)); echo "ok $ktap_n $2 # SKIP $3" ;;
 	esac

@@ -1,10 +1,23 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Run the sdp selftests (kselftest layout) and print KTAP, ending with a
-# plain "N passed, N failed, N skipped" line counted over every test case.
-# Exits non-zero if anything failed.
+# Run the sdp selftests (kselftest layout) and print KTAP, then what ran
+# where, and a last line "N passed, N failed, N skipped" over every case.
 #   run_kselftest.sh [TEST...]      (default: every test the Makefile lists)
+#
+# Each case must say what it ran over with a "# PROOF <class> ..." line
+# before its result (sdp_util.h and lib.sh print them only once the evidence
+# is checked): rdma (SDP over RDMA, its bytes seen in the QP's packets),
+# fallback (SDP on its native TCP socket), tcp (the AF_INET oracle), local
+# (no connection: socket API, parsers, module life). A passing case without
+# one is a failure: the count must never claim what nothing checked.
+#
+# The kernel log is never cleared: a marker goes into it before each
+# program, and anything lib.sh's SDP_SPLAT_RE matches after the marker
+# fails that program, with the excerpt.
+#
+# SDP_SUMMARY=FILE also writes the counts there (for scripts/check-guest).
 cd "$(dirname "$0")" || exit 1
+. ./lib.sh
 
 timeout_s=$(sed -n 's/^timeout=//p' settings)
 if [ $# -gt 0 ]; then
@@ -13,36 +26,118 @@ else
 	read -ra tests <<<"$(make -s list)"
 fi
 
-pass=0 fail=0 skip=0 n=0
+# Reads one program's output; prints "pass fail skip rdma fallback tcp local",
+# then one line per skip reason ("skip <reason>") and per failure
+# ("fail <name>").
+tally()
+{
+	awk '
+	BEGIN { rank["local"] = 1; rank["tcp"] = 2; rank["fallback"] = 3; rank["rdma"] = 4 }
+	/^#  RUN  / { running = $3 }
+	/^# PROOF (rdma|fallback|tcp|local)( |$)/ {
+		if (rank[$3] > rank[cls]) cls = $3
+		next
+	}
+	/^(not )?ok [0-9]+ / {
+		bad = /^not ok/
+		name = $0
+		sub(/^(not )?ok [0-9]+ /, "", name)
+		if (name ~ /# SKIP/) {
+			why = name; sub(/.*# SKIP */, "", why)
+			# the C harness drops the name of a skipped case
+			if (name ~ /^# SKIP/ && running != "") why = running ": " why
+			skip++; reason[why]++
+		} else if (bad) {
+			fail++; failed[++nf] = name
+		} else if (cls == "") {
+			fail++; failed[++nf] = name " (passed, but no PROOF line says what it ran over)"
+		} else {
+			pass++; n[cls]++
+		}
+		cls = ""
+		next
+	}
+	/^# Totals: / {
+		split($0, f, /[: ]+/)
+		tp += f[4]; tf += f[6]; ts += f[12]; te += f[14]; totals = 1
+	}
+	END {
+		# results lost (a crash mid-program) or a case without a result
+		if (totals && tp + tf + te + ts != pass + fail + skip) {
+			fail++; failed[++nf] = "results and Totals disagree (lost output?)"
+		}
+		printf "%d %d %d %d %d %d %d\n", pass, fail, skip, n["rdma"], n["fallback"], n["tcp"], n["local"]
+		for (r in reason) printf "skip %d %s\n", reason[r], r
+		for (i = 1; i <= nf; i++) printf "fail %s\n", failed[i]
+	}'
+}
+
+sum_pass=0 sum_fail=0 sum_skip=0 sum_rdma=0 sum_fb=0 sum_tcp=0 sum_local=0
+skips=()
+failures=()
+n=0
 echo "TAP version 13"
 echo "1..${#tests[@]}"
 for t in "${tests[@]}"; do
 	n=$((n + 1))
 	echo "# selftests: sdp: $t"
 	out=$(mktemp)
+	mark=$(sdp_kmsg_mark "$t")
 	timeout -k 10 "${timeout_s:-300}" "./$t" 2>&1 | tee "$out" | sed 's/^/# /'
 	rc=${PIPESTATUS[0]}
-	# A script may run several harness programs: add up their totals.
-	totals=$(sed -n 's/^# Totals: pass:\([0-9]*\) fail:\([0-9]*\) xfail:[0-9]* xpass:[0-9]* skip:\([0-9]*\) error:\([0-9]*\).*/\1 \2 \3 \4/p' "$out" |
-		awk '{ p += $1; f += $2; s += $3; e += $4 } END { if (NR) print p, f, s, e }')
+	{
+		read -r p f s r fb tc lo
+		while read -r kind rest; do
+			case $kind in
+			skip) skips+=("$t: $rest") ;;
+			fail) failures+=("$t: $rest") ;;
+			esac
+		done
+	} < <(tally <"$out")
 	rm -f "$out"
-	read -r p f s e <<<"${totals:-0 0 0 0}"
-	f=$((f + e))
-	# A crash, a timeout or an exit status that contradicts the totals is
-	# one more failure.
-	if [ "$rc" -ne 0 ] && [ "$rc" -ne 4 ] && [ "$f" -eq 0 ]; then
+	why=
+	# A crash, a timeout or an exit status the results do not explain.
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne "$KSFT_SKIP" ] && [ "$f" -eq 0 ]; then
 		f=$((f + 1))
+		why="exit=$rc"
+		failures+=("$t: exit status $rc with no failed case")
 	fi
-	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+	if [ "$rc" -eq "$KSFT_SKIP" ] && [ $((p + f + s)) -eq 0 ]; then
+		s=1
+		skips+=("$t: 1 whole program")
+	fi
+	if splat=$(sdp_splat_since "$mark"); then
+		f=$((f + 1))
+		why="kernel splat"
+		failures+=("$t: kernel log splat while it ran")
+		echo "# kernel log since this program started, around each splat:"
+		echo "$splat" | sed 's/^/#   /'
+	fi
+	sum_pass=$((sum_pass + p)) sum_fail=$((sum_fail + f)) sum_skip=$((sum_skip + s))
+	sum_rdma=$((sum_rdma + r)) sum_fb=$((sum_fb + fb)) sum_tcp=$((sum_tcp + tc)) sum_local=$((sum_local + lo))
 	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
 		echo "not ok $n selftests: sdp: $t # TIMEOUT ${timeout_s}s"
 	elif [ "$f" -gt 0 ]; then
-		echo "not ok $n selftests: sdp: $t # exit=$rc"
-	elif [ "$rc" -eq 4 ]; then
+		echo "not ok $n selftests: sdp: $t # ${why:-exit=$rc}"
+	elif [ "$rc" -eq "$KSFT_SKIP" ]; then
 		echo "ok $n selftests: sdp: $t # SKIP"
 	else
 		echo "ok $n selftests: sdp: $t"
 	fi
 done
-echo "$pass passed, $fail failed, $skip skipped"
-[ "$fail" -eq 0 ]
+
+summary()
+{
+	echo "# ran over: SDP over RDMA (proven per case) $sum_rdma, SDP over fallback TCP (proven per case) $sum_fb, TCP oracle (AF_INET) $sum_tcp, local (no connection) $sum_local"
+	echo "# skipped: $sum_skip"
+	[ ${#skips[@]} -eq 0 ] || printf '#   %s\n' "${skips[@]}"
+	echo "# failed: $sum_fail"
+	[ ${#failures[@]} -eq 0 ] || printf '#   %s\n' "${failures[@]}"
+}
+summary
+[ -z "${SDP_SUMMARY:-}" ] || {
+	echo "counts $sum_pass $sum_fail $sum_skip $sum_rdma $sum_fb $sum_tcp $sum_local"
+	summary
+} >"$SDP_SUMMARY"
+echo "$sum_pass passed, $sum_fail failed, $sum_skip skipped"
+[ "$sum_fail" -eq 0 ]

@@ -9,7 +9,7 @@
 #include <sys/time.h>
 
 #include "kselftest_harness.h"
-#include "sdp_util.h"
+#include "sdp_proof.h"
 
 /* The rxe device owning SDP_A (lib.sh topology). */
 #define DEV_DEL	"rdma link del rxe1"
@@ -38,14 +38,62 @@ static void *blocked_call(void *arg)
 	return NULL;
 }
 
+/* Until listener @l listens over RDMA again (a device came back): 5 s. */
+static bool rdma_listening(int l)
+{
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		if (sdp_transport(l) == SDP_TRANSPORT_RDMA)
+			return true;
+		usleep(50000);
+	}
+	return false;
+}
+
+/* An SDP client of listener @l (on ss) ends up on RDMA at both ends. */
+#define EXPECT_RDMA_CLIENT(l, ss, len) do {				\
+	struct sdp_proof _pr;						\
+	int _c, _s;							\
+									\
+	ASSERT_TRUE(rdma_listening(l));					\
+	_c = sdp_connect(sdp_family(), ss, len);			\
+	ASSERT_LE(0, _c) TH_LOG("connect: %s", strerror(errno));	\
+	_s = accept(l, NULL, NULL);					\
+	ASSERT_LE(0, _s);						\
+	EXPECT_EQ(SDP_TRANSPORT_RDMA, sdp_transport(_c));		\
+	EXPECT_EQ(SDP_TRANSPORT_RDMA, sdp_transport(_s));		\
+	ASSERT_EQ(0, sdp_proof_begin(&_pr, _c, _s));			\
+	EXPECT_EQ(2, send(_c, "ok", 2, 0));				\
+	EXPECT_EQ(2, recv(_s, &_pr.info[0], 2, MSG_WAITALL));		\
+	SDP_PROVE(&_pr);						\
+	close(_c);							\
+	close(_s);							\
+} while (0)
+
+/* A plain TCP client of listener @l is accepted (the listener serves TCP). */
+#define EXPECT_TCP_CLIENT(l, ss, len) do {				\
+	int _c = sdp_connect(AF_INET, ss, len), _s;			\
+									\
+	ASSERT_LE(0, _c) TH_LOG("connect: %s", strerror(errno));	\
+	_s = accept(l, NULL, NULL);					\
+	ASSERT_LE(0, _s);						\
+	EXPECT_EQ(SDP_TRANSPORT_TCP, sdp_transport(_s));		\
+	EXPECT_EQ(2, send(_c, "tc", 2, 0));				\
+	EXPECT_EQ(2, recv(_s, &_c, 2, MSG_WAITALL));			\
+	close(_c);							\
+	close(_s);							\
+} while (0)
+
 TEST(device_removal_resets_connections)
 {
 	struct sockaddr_storage ss;
 	struct blocked r, w;
+	struct sdp_proof pr;
 	pthread_t tr, tw;
 	socklen_t len;
-	long long removed = sdp_stat("DeviceRemoved");
-	int l, c, s, c2, s2;
+	long long removed = sdp_stat("DeviceRemoved"), rearmed = sdp_stat("ListenRearmed");
+	int l, c, s;
 
 	l = sdp_listener(sdp_family(), SDP_A, 8, &ss, &len);
 	ASSERT_LE(0, l);
@@ -54,8 +102,12 @@ TEST(device_removal_resets_connections)
 	s = accept(l, NULL, NULL);
 	ASSERT_LE(0, s);
 	ASSERT_EQ(SDP_TRANSPORT_RDMA, sdp_transport(c));
+	ASSERT_EQ(0, sdp_proof_begin(&pr, c, s));
+	ASSERT_EQ(2, send(c, "hi", 2, 0));
+	ASSERT_EQ(2, recv(s, &len, 2, MSG_WAITALL));
+	SDP_PROVE(&pr);
 
-	/* a reader waiting for data, a writer stuck on a full pipe */
+	/* callers blocked in the kernel: a reader, and a writer (the stream) */
 	r = (struct blocked){ .fd = s };
 	w = (struct blocked){ .fd = c, .write = true };
 	ASSERT_EQ(0, pthread_create(&tr, NULL, blocked_call, &r));
@@ -67,28 +119,21 @@ TEST(device_removal_resets_connections)
 	pthread_join(tw, NULL);
 	EXPECT_EQ(ECONNRESET, r.err);
 	EXPECT_TRUE(w.err == ECONNRESET || w.err == EPIPE) TH_LOG("errno %d", w.err);
-	EXPECT_LE(removed + 2, sdp_stat("DeviceRemoved"));
+	/* the two ends of the one connection on rxe1 */
+	EXPECT_EQ(removed + 2, sdp_stat("DeviceRemoved"));
 	close(c);
 	close(s);
 
-	/* The listener keeps its port; with the device back, RDMA again. */
+	/* The same listener: TCP clients meanwhile, RDMA once the device is back. */
+	EXPECT_EQ(SDP_TRANSPORT_TCP, sdp_transport(l));
+	EXPECT_TCP_CLIENT(l, &ss, len);
 	ASSERT_EQ(0, system(DEV_ADD));
-	close(l);
-	l = sdp_listener(sdp_family(), SDP_A, 8, &ss, &len);
-	ASSERT_LE(0, l);
-	c2 = sdp_connect(sdp_family(), &ss, len);
-	ASSERT_LE(0, c2) TH_LOG("connect: %s", strerror(errno));
-	s2 = accept(l, NULL, NULL);
-	ASSERT_LE(0, s2);
-	EXPECT_EQ(SDP_TRANSPORT_RDMA, sdp_transport(c2));
-	EXPECT_EQ(2, send(c2, "ok", 2, 0));
-	EXPECT_EQ(2, recv(s2, &len, 2, MSG_WAITALL));
-	close(c2);
-	close(s2);
+	EXPECT_RDMA_CLIENT(l, &ss, len);
+	EXPECT_EQ(rearmed + 1, sdp_stat("ListenRearmed"));
 	close(l);
 }
 
-/* A listener whose device goes away keeps its port in the TCP space. */
+/* A listener whose device goes away keeps its port and serves TCP; then RDMA again. */
 TEST(listener_survives_device_removal)
 {
 	struct sockaddr_storage ss;
@@ -97,13 +142,17 @@ TEST(listener_survives_device_removal)
 
 	l = sdp_listener(sdp_family(), SDP_A, 8, &ss, &len);
 	ASSERT_LE(0, l);
+	EXPECT_EQ(SDP_TRANSPORT_RDMA, sdp_transport(l));
 	ASSERT_EQ(0, system(DEV_DEL));
+	EXPECT_EQ(SDP_TRANSPORT_TCP, sdp_transport(l));
 	t = socket(AF_INET, SOCK_STREAM, 0);
 	EXPECT_EQ(-1, bind(t, (struct sockaddr *)&ss, len));
 	EXPECT_EQ(EADDRINUSE, errno);
 	close(t);
-	close(l);
+	EXPECT_TCP_CLIENT(l, &ss, len);
 	ASSERT_EQ(0, system(DEV_ADD));
+	EXPECT_RDMA_CLIENT(l, &ss, len);
+	close(l);
 }
 
 TEST_HARNESS_MAIN

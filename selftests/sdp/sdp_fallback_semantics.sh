@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # The core semantic tests again, on sockets that fell back to TCP: with
 # net.sdp.enabled=0 every SDP socket (client, listener, accepted) runs over
-# its native TCP socket, and must still behave exactly as TCP.
+# its native TCP socket, and must still behave exactly as TCP. (The TCP
+# oracle's own cases ran in the RDMA pass: these builds leave them out.)
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
@@ -11,6 +12,6 @@ trap 'echo 1 >/proc/sys/net/sdp/enabled' EXIT
 echo 0 >/proc/sys/net/sdp/enabled
 rc=0
 for t in sdp_stream sdp_integrity; do
-	SDP_EXPECT_TRANSPORT=tcp "$here/$t" || rc=1
+	SDP_EXPECT_TRANSPORT=tcp "$here/${t}_sdponly" || rc=1
 done
 exit $rc

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 
 #include "kselftest_harness.h"
+#include "sdp_proof.h"
 #include "../../userspace/sdp_config.h"
 
 static int parse(const char *text, struct sdp_conf *c, char *err, size_t errlen)
@@ -27,6 +28,7 @@ static char err[512];
 
 TEST(good_file)
 {
+	SDP_PROVE_LOCAL();
 	static const char text[] =
 		"# comment line\n"
 		"\n"
@@ -81,6 +83,7 @@ TEST(good_file)
 /* A rule written with a v4-mapped address is the IPv4 rule it means. */
 TEST(v4_mapped_rule_is_ipv4)
 {
+	SDP_PROVE_LOCAL();
 	const struct sdp_policy_rule *r = &conf.rules[0].rule;
 
 	ASSERT_EQ(0, parse("use tcp both * [::ffff:10.1.0.0]/112:*\n", &conf, err,
@@ -95,6 +98,7 @@ TEST(v4_mapped_rule_is_ipv4)
 
 TEST(empty_file)
 {
+	SDP_PROVE_LOCAL();
 	EXPECT_EQ(0, parse("", &conf, err, sizeof(err)));
 	EXPECT_EQ(0, conf.count);
 	EXPECT_EQ(0, parse("# nothing\n\n", &conf, err, sizeof(err)));
@@ -104,6 +108,7 @@ TEST(empty_file)
 /* Each bad line: refused, named with its line number, and why. */
 TEST(malformed_lines)
 {
+	SDP_PROVE_LOCAL();
 	static const struct {
 		const char *line, *why;
 	} bad[] = {
@@ -146,6 +151,7 @@ TEST(malformed_lines)
 
 TEST(too_many_rules_and_long_lines)
 {
+	SDP_PROVE_LOCAL();
 	static char text[64 * 1024];
 	size_t n = 0;
 
@@ -162,6 +168,7 @@ TEST(too_many_rules_and_long_lines)
 
 TEST(select_by_program)
 {
+	SDP_PROVE_LOCAL();
 	static const char text[] =
 		"use tcp both ssh *:*\n"
 		"use tcp connect curl *:22\n"

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "sdp_util.h"
+#include "sdp_proof.h"
 
 FIXTURE(sock) {
 	int family;
@@ -29,8 +29,13 @@ FIXTURE_SETUP(sock)
 	self->family = variant->sdp ? sdp_family() : AF_INET;
 }
 
+/* socket() alone: no connection, over anything */
 FIXTURE_TEARDOWN(sock)
 {
+	if (variant->sdp)
+		SDP_PROVE_LOCAL();
+	else
+		fprintf(stderr, "# PROOF tcp\n");
 }
 
 TEST_F(sock, stream_default_protocol)
@@ -94,6 +99,7 @@ TEST_F(sock, bad_type)
 /* SDP carries byte streams only: datagrams and raw sockets are refused. */
 TEST(sdp_dgram_refused)
 {
+	SDP_PROVE_LOCAL();
 	EXPECT_EQ(-1, socket(sdp_family(), SOCK_DGRAM, 0));
 	EXPECT_EQ(ESOCKTNOSUPPORT, errno);
 	EXPECT_EQ(-1, socket(sdp_family(), SOCK_DGRAM, IPPROTO_UDP));
@@ -104,6 +110,7 @@ TEST(sdp_dgram_refused)
 
 TEST(sdp_many_sockets)
 {
+	SDP_PROVE_LOCAL();
 	int fds[256], i;
 
 	for (i = 0; i < 256; i++) {
@@ -135,6 +142,7 @@ static void family_steps(int fd, int family, int *out)
 
 TEST(sdp_family_fixed_as_tcp)
 {
+	SDP_PROVE_LOCAL();
 	int fams[] = { AF_INET, AF_INET6 };
 
 	for (int i = 0; i < 2; i++) {

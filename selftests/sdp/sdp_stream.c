@@ -19,13 +19,14 @@
 #include <linux/sockios.h>
 
 #include "kselftest_harness.h"
-#include "sdp_util.h"
+#include "sdp_proof.h"
 
 FIXTURE(pair) {
 	int lfd, cfd, sfd;	/* listener, client, accepted server side */
 	int family;
 	struct sockaddr_storage addr;
 	socklen_t alen;
+	struct sdp_proof proof;
 };
 
 FIXTURE_VARIANT(pair) {
@@ -33,9 +34,9 @@ FIXTURE_VARIANT(pair) {
 	const char *ip;
 };
 
-FIXTURE_VARIANT_ADD(pair, tcp4) { .sdp = false, .ip = SDP_A };
+SDP_ORACLE_VARIANT(pair, tcp4) { .sdp = false, .ip = SDP_A };
 FIXTURE_VARIANT_ADD(pair, sdp4) { .sdp = true, .ip = SDP_A };
-FIXTURE_VARIANT_ADD(pair, tcp6) { .sdp = false, .ip = SDP_A6 };
+SDP_ORACLE_VARIANT(pair, tcp6) { .sdp = false, .ip = SDP_A6 };
 FIXTURE_VARIANT_ADD(pair, sdp6) { .sdp = true, .ip = SDP_A6 };
 
 static int variant_family(bool sdp, const char *ip)
@@ -58,11 +59,26 @@ FIXTURE_SETUP(pair)
 	if (variant->sdp) {
 		ASSERT_EQ(sdp_expected_transport(), sdp_transport(self->cfd));
 		ASSERT_EQ(sdp_expected_transport(), sdp_transport(self->sfd));
+		ASSERT_EQ(0, sdp_proof_begin(&self->proof, self->cfd, self->sfd))
+			TH_LOG("proof: %s", strerror(errno));
 	}
 }
 
+/*
+ * What the pair ran over (sdp_proof.h). A test that closes or shuts down
+ * an end proves first: the QP may go with it.
+ */
+#define PROVE() do {							\
+	if (variant->sdp)						\
+		SDP_PROVE(&self->proof);				\
+	else								\
+		SDP_PROVE_TCP(self->cfd);				\
+} while (0)
+
 FIXTURE_TEARDOWN(pair)
 {
+	if (self->cfd >= 0 && self->sfd >= 0)
+		PROVE();
 	close(self->cfd);
 	close(self->sfd);
 	close(self->lfd);
@@ -300,6 +316,7 @@ TEST_F(pair, send_after_peer_close)
 	char buf[8];
 	int err;
 
+	PROVE();
 	close(self->sfd);
 	self->sfd = -1;
 	EXPECT_EQ(0, recv(self->cfd, buf, sizeof(buf), 0));
@@ -359,6 +376,7 @@ TEST_F(pair, eof_after_data)
 
 	fill(out, sizeof(out), 7);
 	ASSERT_EQ(sizeof(out), sdp_write_full(self->cfd, out, sizeof(out)));
+	PROVE();
 	close(self->cfd);
 	self->cfd = -1;
 	ASSERT_EQ(sizeof(in), sdp_read_full(self->sfd, in, sizeof(in)));
@@ -374,6 +392,7 @@ TEST_F(pair, close_with_unread_data_resets)
 
 	ASSERT_EQ(10, send(self->cfd, "0123456789", 10, 0));
 	ASSERT_NE(0, sdp_poll1(self->sfd, POLLIN, 5000) & POLLIN);
+	PROVE();
 	close(self->sfd);
 	self->sfd = -1;
 	ASSERT_NE(0, sdp_poll1(self->cfd, POLLIN, 5000));
@@ -388,6 +407,7 @@ TEST_F(pair, so_linger_zero_resets)
 	char buf[16];
 
 	ASSERT_EQ(0, setsockopt(self->sfd, SOL_SOCKET, SO_LINGER, &l, sizeof(l)));
+	PROVE();
 	close(self->sfd);
 	self->sfd = -1;
 	ASSERT_NE(0, sdp_poll1(self->cfd, POLLIN, 5000));
@@ -410,6 +430,7 @@ TEST_F(pair, so_linger_timeout_delivers)
 	fill(out, sizeof(out), 3);
 	ASSERT_EQ(0, setsockopt(self->cfd, SOL_SOCKET, SO_LINGER, &l, sizeof(l)));
 	ASSERT_EQ(sizeof(out), sdp_write_full(self->cfd, out, sizeof(out)));
+	PROVE();
 	t0 = sdp_now();
 	close(self->cfd);
 	EXPECT_GT(10.0, sdp_now() - t0);
@@ -696,6 +717,7 @@ TEST_F(pair, epollerr_on_reset)
 
 	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, self->cfd, &ev));
 	ASSERT_EQ(0, setsockopt(self->sfd, SOL_SOCKET, SO_LINGER, &l, sizeof(l)));
+	PROVE();
 	close(self->sfd);
 	self->sfd = -1;
 	ASSERT_EQ(1, epoll_wait(ep, &ev, 1, 5000));
@@ -1005,6 +1027,7 @@ TEST_F(pair, so_busy_poll)
 FIXTURE(sock) {
 	int family;
 	const char *ip;
+	bool proved;
 };
 
 FIXTURE_VARIANT(sock) {
@@ -1012,9 +1035,9 @@ FIXTURE_VARIANT(sock) {
 	const char *ip;
 };
 
-FIXTURE_VARIANT_ADD(sock, tcp4) { .sdp = false, .ip = SDP_A };
+SDP_ORACLE_VARIANT(sock, tcp4) { .sdp = false, .ip = SDP_A };
 FIXTURE_VARIANT_ADD(sock, sdp4) { .sdp = true, .ip = SDP_A };
-FIXTURE_VARIANT_ADD(sock, tcp6) { .sdp = false, .ip = SDP_A6 };
+SDP_ORACLE_VARIANT(sock, tcp6) { .sdp = false, .ip = SDP_A6 };
 FIXTURE_VARIANT_ADD(sock, sdp6) { .sdp = true, .ip = SDP_A6 };
 
 FIXTURE_SETUP(sock)
@@ -1023,8 +1046,29 @@ FIXTURE_SETUP(sock)
 	self->ip = variant->ip;
 }
 
+/*
+ * A connection a sock test made: what it ran over (sdp_proof.h), once the
+ * bytes moved. A case that proves none made no connection.
+ */
+#define PROOF_BEGIN(pr, a, b) do {					\
+	if (variant->sdp)						\
+		ASSERT_EQ(0, sdp_proof_begin(pr, a, b))			\
+			TH_LOG("proof: %s", strerror(errno));		\
+} while (0)
+
+#define PROOF_END(pr) do {						\
+	if (variant->sdp) {						\
+		SDP_PROVE(pr);						\
+		self->proved = true;					\
+	}								\
+} while (0)
+
 FIXTURE_TEARDOWN(sock)
 {
+	if (!variant->sdp)
+		fprintf(stderr, "# PROOF tcp\n");
+	else if (!self->proved)
+		SDP_PROVE_LOCAL();
 }
 
 TEST_F(sock, bind_port0_is_ephemeral)
@@ -1125,6 +1169,21 @@ static socklen_t dead_port(int family, const char *ip, struct sockaddr_storage *
 	return len;
 }
 
+/* SDP's reason for a refused first and second connect to a dead port. */
+static void expect_refused_reason(struct __test_metadata *_metadata,
+				  const FIXTURE_VARIANT(sock) *variant, int fd, bool again)
+{
+	bool fb_pass = sdp_expected_transport() == SDP_TRANSPORT_TCP;
+
+	if (!variant->sdp)
+		return;
+	/* nobody listens over RDMA: rejected; the socket then stays TCP */
+	EXPECT_EQ(fb_pass ? SDP_FB_POLICY : SDP_FB_REJECTED,
+		  sdp_getint(fd, SOL_SDP, SDP_FALLBACK_REASON));
+	if (again && _metadata->passed)
+		fprintf(stderr, "# PROOF fallback (refused by TCP)\n");
+}
+
 TEST_F(sock, connect_refused)
 {
 	struct sockaddr_storage ss;
@@ -1133,9 +1192,12 @@ TEST_F(sock, connect_refused)
 
 	EXPECT_EQ(-1, connect(fd, (struct sockaddr *)&ss, len));
 	EXPECT_EQ(ECONNREFUSED, errno);
+	expect_refused_reason(_metadata, variant, fd, false);
 	/* the socket can try again */
 	EXPECT_EQ(-1, connect(fd, (struct sockaddr *)&ss, len));
 	EXPECT_EQ(ECONNREFUSED, errno);
+	expect_refused_reason(_metadata, variant, fd, true);
+	self->proved = variant->sdp;
 	close(fd);
 }
 
@@ -1164,6 +1226,7 @@ TEST_F(sock, connect_nonblocking)
 	socklen_t len;
 	int l = sdp_listener(self->family, self->ip, 4, &ss, &len);
 	int fd = socket(self->family, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	struct sdp_proof pr;
 	int r, a;
 
 	ASSERT_LE(0, l);
@@ -1177,10 +1240,10 @@ TEST_F(sock, connect_nonblocking)
 	EXPECT_EQ(EISCONN, errno);
 	a = accept(l, NULL, NULL);
 	ASSERT_LE(0, a);
+	PROOF_BEGIN(&pr, fd, a);
 	EXPECT_EQ(2, send(fd, "hi", 2, 0));
 	EXPECT_EQ(2, recv(a, &r, 2, MSG_WAITALL));
-	if (variant->sdp)
-		EXPECT_EQ(sdp_expected_transport(), sdp_transport(fd));
+	PROOF_END(&pr);
 	close(a);
 	close(fd);
 	close(l);
@@ -1229,7 +1292,8 @@ TEST_F(sock, listen_backlog)
 	struct sockaddr_storage ss;
 	socklen_t len;
 	int l = sdp_listener(self->family, self->ip, 1, &ss, &len);
-	int c[4], a[4], n = 0, i;
+	int c[4], a[4], n = 0, i, k;
+	struct sdp_proof pr[4];
 
 	ASSERT_LE(0, l);
 	for (i = 0; i < 4; i++) {
@@ -1250,13 +1314,20 @@ TEST_F(sock, listen_backlog)
 	for (i = 0; i < 4; i++) {
 		ASSERT_NE(0, sdp_poll1(c[i], POLLOUT, 10000) & POLLOUT);
 		EXPECT_EQ(0, sdp_getint(c[i], SOL_SOCKET, SO_ERROR));
-		EXPECT_EQ(1, send(a[i], "k", 1, 0));
+		/* accepted in any order: find each client's server end */
+		k = sdp_peer_of(c[i], a, 4);
+		ASSERT_LE(0, k);
+		PROOF_BEGIN(&pr[i], c[i], a[k]);
+		EXPECT_EQ(1, send(a[k], "k", 1, 0));
 	}
 	for (i = 0; i < 4; i++) {
 		char b;
 
 		ASSERT_NE(0, sdp_poll1(c[i], POLLIN, 10000) & POLLIN);
 		EXPECT_EQ(1, recv(c[i], &b, 1, 0));
+		PROOF_END(&pr[i]);
+	}
+	for (i = 0; i < 4; i++) {
 		close(c[i]);
 		close(a[i]);
 	}
@@ -1269,7 +1340,8 @@ TEST_F(sock, signal_interrupts_connect)
 	struct sockaddr_storage ss;
 	socklen_t len;
 	int l = sdp_listener(self->family, self->ip, 0, &ss, &len);
-	int c[3], a, i;
+	int c[3], a[3], i, k;
+	struct sdp_proof pr;
 
 	ASSERT_LE(0, l);
 	/* backlog 0 holds one connection; fill it */
@@ -1287,12 +1359,21 @@ TEST_F(sock, signal_interrupts_connect)
 	EXPECT_EQ(-1, connect(c[2], (struct sockaddr *)&ss, len));
 	EXPECT_EQ(EALREADY, errno);
 	for (i = 0; i < 3; i++) {
-		a = accept(l, NULL, NULL);
-		ASSERT_LE(0, a);
-		close(a);
+		a[i] = accept(l, NULL, NULL);
+		ASSERT_LE(0, a[i]);
 	}
-	for (i = 0; i < 3; i++)
+	/* the interrupted one connected, over what SDP uses */
+	ASSERT_NE(0, sdp_poll1(c[2], POLLOUT, 10000) & POLLOUT);
+	k = sdp_peer_of(c[2], a, 3);
+	ASSERT_LE(0, k);
+	PROOF_BEGIN(&pr, c[2], a[k]);
+	EXPECT_EQ(1, send(c[2], "i", 1, 0));
+	EXPECT_EQ(1, recv(a[k], &i, 1, 0));
+	PROOF_END(&pr);
+	for (i = 0; i < 3; i++) {
+		close(a[i]);
 		close(c[i]);
+	}
 	close(l);
 }
 
@@ -1337,6 +1418,7 @@ TEST_F(sock, ipv6_dual_stack_v4_client)
 	struct sockaddr_storage ss, peer;
 	socklen_t len, plen = sizeof(peer);
 	int v4 = self->family == AF_INET6 ? AF_INET : self->family;
+	struct sdp_proof pr;
 	int l, c, a;
 	char text[64];
 
@@ -1356,10 +1438,10 @@ TEST_F(sock, ipv6_dual_stack_v4_client)
 	ASSERT_EQ(AF_INET6, peer.ss_family);
 	inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&peer)->sin6_addr, text, sizeof(text));
 	EXPECT_STREQ("::ffff:198.18.0.1", text);
+	PROOF_BEGIN(&pr, c, a);
 	EXPECT_EQ(1, send(c, "4", 1, 0));
 	EXPECT_EQ(1, recv(a, text, 1, 0));
-	if (self->family != AF_INET6)
-		EXPECT_EQ(sdp_expected_transport(), sdp_transport(a));
+	PROOF_END(&pr);
 	close(a);
 	close(c);
 	close(l);
@@ -1368,6 +1450,7 @@ TEST_F(sock, ipv6_dual_stack_v4_client)
 /* SDP's own machinery: rings, credits, coalescing, keepalive. */
 FIXTURE(sdp) {
 	int a, b;
+	struct sdp_proof proof;
 };
 
 FIXTURE_SETUP(sdp)
@@ -1377,6 +1460,8 @@ FIXTURE_SETUP(sdp)
 	if (sdp_expected_transport() != SDP_TRANSPORT_RDMA)
 		return;
 	ASSERT_EQ(0, sdp_pair(sdp_family(), SDP_A, &self->a, &self->b));
+	ASSERT_EQ(0, sdp_proof_begin(&self->proof, self->a, self->b))
+		TH_LOG("proof: %s", strerror(errno));
 }
 
 #define NEED_RDMA() do {						\
@@ -1386,6 +1471,8 @@ FIXTURE_SETUP(sdp)
 
 FIXTURE_TEARDOWN(sdp)
 {
+	if (self->a >= 0)
+		SDP_PROVE(&self->proof);
 	close(self->a);
 	close(self->b);
 }
@@ -1395,6 +1482,7 @@ TEST(sdp_sockbuf_sizes_rings)
 {
 	struct sockaddr_storage ss;
 	struct sdp_info ia, ib;
+	struct sdp_proof pr;
 	socklen_t len;
 	int l, a, b;
 
@@ -1411,11 +1499,13 @@ TEST(sdp_sockbuf_sizes_rings)
 	ASSERT_EQ(0, connect(a, (struct sockaddr *)&ss, len));
 	b = accept(l, NULL, NULL);
 	ASSERT_LE(0, b);
+	ASSERT_EQ(0, sdp_proof_begin(&pr, a, b));
 	ASSERT_EQ(0, sdp_info(a, &ia));
 	ASSERT_EQ(0, sdp_info(b, &ib));
 	/* the child inherits the listener's doubled 64 KiB: 128 KiB / rcv_size */
 	EXPECT_EQ(131072 / ib.rcv_size, ib.rx_bufs);
 	EXPECT_EQ(262144 / ia.rcv_size, ia.tx_bufs);
+	SDP_PROVE(&pr);
 	close(a);
 	close(b);
 	close(l);

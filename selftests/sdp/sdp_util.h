@@ -205,6 +205,24 @@ static inline long long sdp_rxe_counter(const char *name)
 	return sum;
 }
 
+/* Which of @fds (accepted sockets) is the other end of @c; -1 if none. */
+static inline int sdp_peer_of(int c, const int *fds, int n)
+{
+	struct sockaddr_storage me, peer;
+	socklen_t len = sizeof(me);
+	int i;
+
+	if (getsockname(c, (struct sockaddr *)&me, &len))
+		return -1;
+	for (i = 0; i < n; i++) {
+		len = sizeof(peer);
+		if (!getpeername(fds[i], (struct sockaddr *)&peer, &len) &&
+		    sdp_port(&peer) == sdp_port(&me))
+			return i;
+	}
+	return -1;
+}
+
 static inline double sdp_now(void)
 {
 	struct timespec ts;

@@ -14,7 +14,7 @@
 #include <sys/time.h>
 
 #include "kselftest_harness.h"
-#include "sdp_util.h"
+#include "sdp_proof.h"
 
 /* The wire format, written out from the specification on purpose. */
 struct bsdh {
@@ -55,6 +55,8 @@ struct peer {
 	int posted;
 	int rx_mids[64];	/* mids we received, in order */
 	int rx_n;
+	struct bsdh last_data;	/* the last Data message with payload */
+	char last_payload[64];
 };
 
 /*
@@ -225,6 +227,13 @@ static void peer_poll(struct peer *p, int ms)
 		p->rx_mseq = ntohl(h->mseq);
 		if (p->rx_n < 64)
 			p->rx_mids[p->rx_n++] = h->mid;
+		if (h->mid == MID_DATA && wc.byte_len > sizeof(*h)) {
+			p->last_data = *h;
+			size_t n = wc.byte_len - sizeof(*h);
+
+			memcpy(p->last_payload, h + 1,
+			       n < sizeof(p->last_payload) ? n : sizeof(p->last_payload));
+		}
 		post_recv(p, wc.wr_id);
 	}
 }
@@ -266,8 +275,26 @@ FIXTURE_SETUP(evil_client)
 	ASSERT_EQ(0, setsockopt(self->sfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
 }
 
+/*
+ * The kernel socket talked to our QP over RDMA: its QP's remote is ours,
+ * and every packet we sent reached it (rdma_cm makes our send PSN its
+ * receive PSN), whatever it then made of them.
+ */
 FIXTURE_TEARDOWN(evil_client)
 {
+	struct sdp_qp_state mine, theirs;
+	struct sdp_info info;
+
+	if (self->sfd >= 0 && !sdp_info(self->sfd, &info) &&
+	    info.transport == SDP_TRANSPORT_RDMA &&
+	    !sdp_qp_state(info.ibdev, info.qp_num, &theirs) &&
+	    !sdp_qp_state(info.ibdev, self->p.id->qp->qp_num, &mine) &&
+	    theirs.rqpn == self->p.id->qp->qp_num && mine.rqpn == info.qp_num &&
+	    mine.sq_psn == theirs.rq_psn)
+		fprintf(stderr, "# PROOF rdma %s qp %u<->%u, %u msgs in\n", info.ibdev,
+			info.qp_num, self->p.id->qp->qp_num, (unsigned int)info.rx_msgs);
+	else
+		EXPECT_TRUE(false) TH_LOG("no RDMA connection to our QP");
 	close(self->sfd);
 	close(self->lfd);
 	peer_free(&self->p);
@@ -293,7 +320,9 @@ TEST_F(evil_client, hello_ack_is_well_formed)
 	EXPECT_EQ(0, ntohl(h->bsdh.mseq));
 	EXPECT_EQ(2, h->majv_minv >> 4);
 	EXPECT_EQ(PEER_SIZE, ntohl(h->actrcvsz));
-	EXPECT_LE(3, ntohs(h->bsdh.bufs));
+	/* a new connection posts 4 receive buffers, one kept spare */
+	EXPECT_EQ(3, ntohs(h->bsdh.bufs));
+	EXPECT_EQ(0x40, h->ipv_cap);	/* our Hello's IPv4, echoed */
 }
 
 TEST_F(evil_client, good_data_arrives)
@@ -306,7 +335,12 @@ TEST_F(evil_client, good_data_arrives)
 	/* and back: the kernel's Data in our buffer */
 	ASSERT_EQ(3, send(self->sfd, "ack", 3, 0));
 	peer_poll(&self->p, 500);
-	EXPECT_TRUE(peer_got(&self->p, MID_DATA));
+	ASSERT_TRUE(peer_got(&self->p, MID_DATA));
+	EXPECT_EQ(0, self->p.last_data.flags);
+	EXPECT_EQ(sizeof(struct bsdh) + 3, ntohl(self->p.last_data.len));
+	EXPECT_EQ(self->p.rx_mseq, ntohl(self->p.last_data.mseq));
+	EXPECT_EQ(1, ntohl(self->p.last_data.mseq_ack));	/* our "hello" */
+	EXPECT_EQ(0, memcmp(self->p.last_payload, "ack", 3));
 	ASSERT_EQ(0, send_msg(&self->p, MID_DISCONN, NULL, 0));
 	EXPECT_EQ(0, recv(self->sfd, buf, sizeof(buf), 0));
 }
@@ -411,6 +445,7 @@ TEST_F(evil_client, data_beyond_credits)
 
 TEST_F(evil_client, data_after_disconn)
 {
+	long long before = sdp_stat("UnexpectedMid");
 	struct bsdh h;
 	char buf[8];
 
@@ -420,6 +455,7 @@ TEST_F(evil_client, data_after_disconn)
 	ASSERT_EQ(0, send_raw(&self->p, &h, "late", 4));
 	peer_poll(&self->p, 500);
 	EXPECT_TRUE(peer_got(&self->p, MID_ABORT));
+	EXPECT_EQ(before + 1, sdp_stat("UnexpectedMid"));
 }
 
 /* Hellos the listener must refuse. */
@@ -437,8 +473,10 @@ FIXTURE_SETUP(evil_hello)
 	ASSERT_LE(0, self->lfd);
 }
 
+/* Refused before any connection. */
 FIXTURE_TEARDOWN(evil_hello)
 {
+	SDP_PROVE_LOCAL();
 	close(self->lfd);
 	peer_free(&self->p);
 }
@@ -463,6 +501,7 @@ TEST_F(evil_hello, bad_version_refused)
 
 TEST_F(evil_hello, malformed_hello_refused)
 {
+	long long bad = sdp_stat("BadHello"), rejected = sdp_stat("RejectSent");
 	struct hh hello;
 	char rej[256];
 	int len = 0;
@@ -474,6 +513,8 @@ TEST_F(evil_hello, malformed_hello_refused)
 	ASSERT_LE(2, len);
 	EXPECT_EQ(MID_HELLO, rej[0]);
 	EXPECT_EQ(2, rej[1]);		/* SDP_REJ_MALFORMED */
+	EXPECT_EQ(bad + 1, sdp_stat("BadHello"));
+	EXPECT_EQ(rejected + 1, sdp_stat("RejectSent"));
 }
 
 /* The kernel connects with SDP to a hand-made listener. */
@@ -525,55 +566,141 @@ static void *evil_server(void *arg)
 	return NULL;
 }
 
-static int connect_to_evil(struct evil_server *s)
+/*
+ * The kernel connects to the hand-made listener, which holds the RDMA port;
+ * a TCP listener holds the same port, so the refused RDMA attempt must show
+ * as the fallback it is (a connection over TCP with the right reason), not
+ * as a refusal TCP would give anyway. Returns the connected socket or
+ * -errno; @reason gets SDP_FALLBACK_REASON.
+ */
+static int connect_to_evil(struct __test_metadata *_metadata, struct evil_server *s,
+			   int *reason)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;
 	pthread_t t;
-	int fd, err;
+	int fd, err, tl, one = 1;
 
-	pthread_create(&t, NULL, evil_server, s);
+	len = sdp_addr(&ss, SDP_A, s->port);
+	tl = socket(AF_INET, SOCK_STREAM, 0);
+	setsockopt(tl, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(tl, (struct sockaddr *)&ss, len) || listen(tl, 1)) {
+		close(tl);
+		return -EADDRINUSE;
+	}
+	if (pthread_create(&t, NULL, evil_server, s)) {
+		close(tl);
+		return -EAGAIN;
+	}
 	while (!s->ready)
 		usleep(1000);
-	len = sdp_addr(&ss, SDP_A, s->port);
 	fd = sdp_connect(sdp_family(), &ss, len);
 	err = fd < 0 ? errno : 0;
-	if (fd >= 0)
-		close(fd);
+	*reason = fd < 0 ? -1 : sdp_getint(fd, SOL_SDP, SDP_FALLBACK_REASON);
+	if (fd >= 0) {
+		int a = accept(tl, NULL, NULL);
+
+		/* the bytes go over the fallback connection */
+		if (a < 0 || send(fd, "tcp", 3, 0) != 3 || recv(a, &one, 3, MSG_WAITALL) != 3)
+			err = EPROTO;
+		close(a);
+	}
+	close(tl);
 	pthread_join(t, NULL);
 	peer_free(&s->p);
-	return err;
+	if (err) {
+		if (fd >= 0)
+			close(fd);
+		return -err;
+	}
+	return fd;
+}
+
+/* Each refusal: the server started, the kernel fell back with @reason. */
+static void refused_falls_back(struct __test_metadata *_metadata, int mode, int port,
+			       int reason, const char *counter, bool bad_hello)
+{
+	struct evil_server s = { .port = port, .mode = mode };
+	long long fb = sdp_stat(counter), bad = sdp_stat("BadHello");
+	int fd, why;
+
+	fd = connect_to_evil(_metadata, &s, &why);
+	ASSERT_EQ(1, s.ready) TH_LOG("the evil server did not start");
+	EXPECT_EQ(0, s.event);
+	ASSERT_LE(0, fd) TH_LOG("connect: %s", strerror(-fd));
+	EXPECT_EQ(SDP_TRANSPORT_TCP, sdp_transport(fd));
+	EXPECT_EQ(reason, why);
+	EXPECT_EQ(fb + 1, sdp_stat(counter));
+	EXPECT_EQ(bad + bad_hello, sdp_stat("BadHello"));
+	if (_metadata->passed)
+		fprintf(stderr, "# PROOF fallback reason=%d\n", why);
+	close(fd);
+}
+
+/* With net.sdp.rdma_only the same refusal fails the connect. */
+static void refused_fails_rdma_only(struct __test_metadata *_metadata, int mode, int port)
+{
+	struct evil_server s = { .port = port, .mode = mode };
+	int fd, why, saved = sdp_sysctl("rdma_only");
+
+	sdp_sysctl_set("rdma_only", 1);
+	ASSERT_EQ(1, sdp_sysctl("rdma_only"));
+	fd = connect_to_evil(_metadata, &s, &why);
+	sdp_sysctl_set("rdma_only", saved);
+	ASSERT_EQ(1, s.ready) TH_LOG("the evil server did not start");
+	EXPECT_EQ(-ECONNREFUSED, fd);
+	if (fd >= 0)
+		close(fd);
+	SDP_PROVE_LOCAL();
 }
 
 TEST(connect_refused_by_bad_hello_ack)
 {
-	struct evil_server s = { .port = 47001, .mode = 0 };
-	long long before = sdp_stat("BadHello");
+	refused_falls_back(_metadata, 0, 47001, SDP_FB_VERSION, "FallbackVersion", true);
+}
 
-	EXPECT_EQ(ECONNREFUSED, connect_to_evil(&s));
-	EXPECT_EQ(0, s.event);
-	EXPECT_EQ(before + 1, sdp_stat("BadHello"));
-	/* and the Hello we sent was well formed */
+/* The Hello the kernel sent was well formed. */
+TEST(connect_sends_a_good_hello)
+{
+	struct evil_server s = { .port = 47004, .mode = 0 };
+	int fd, why;
+
+	fd = connect_to_evil(_metadata, &s, &why);
+	ASSERT_EQ(1, s.ready);
+	ASSERT_LE(0, fd);
+	close(fd);
 	ASSERT_LE(sizeof(s.hello), s.hello_len);
 	EXPECT_EQ(MID_HELLO, s.hello.bsdh.mid);
 	EXPECT_EQ(sizeof(s.hello), ntohl(s.hello.bsdh.len));
 	EXPECT_EQ(0x22, s.hello.majv_minv);
 	EXPECT_EQ(0x40, s.hello.ipv_cap);
 	EXPECT_LE(1024, ntohl(s.hello.localrcvsz));
+	fprintf(stderr, "# PROOF fallback reason=%d\n", why);
 }
 
 TEST(connect_refused_by_reject)
 {
-	struct evil_server s = { .port = 47002, .mode = 1 };
-
-	EXPECT_EQ(ECONNREFUSED, connect_to_evil(&s));
+	refused_falls_back(_metadata, 1, 47002, SDP_FB_REJECTED, "FallbackRejected", false);
 }
 
 TEST(connect_refused_by_too_few_bufs)
 {
-	struct evil_server s = { .port = 47003, .mode = 2 };
+	refused_falls_back(_metadata, 2, 47003, SDP_FB_VERSION, "FallbackVersion", true);
+}
 
-	EXPECT_EQ(ECONNREFUSED, connect_to_evil(&s));
+TEST(connect_refused_rdma_only_bad_hello_ack)
+{
+	refused_fails_rdma_only(_metadata, 0, 47005);
+}
+
+TEST(connect_refused_rdma_only_reject)
+{
+	refused_fails_rdma_only(_metadata, 1, 47006);
+}
+
+TEST(connect_refused_rdma_only_too_few_bufs)
+{
+	refused_fails_rdma_only(_metadata, 2, 47007);
 }
 
 TEST_HARNESS_MAIN
