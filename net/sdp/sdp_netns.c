@@ -158,7 +158,7 @@ static int sdp_sysctl_init(struct net *net, struct sdp_net *sn)
 
 static void sdp_sysctl_exit(struct sdp_net *sn)
 {
-	struct ctl_table *t = sn->sysctl->ctl_table_arg;
+	const struct ctl_table *t = sn->sysctl->ctl_table_arg;
 
 	unregister_net_sysctl_table(sn->sysctl);
 	kfree(t);
