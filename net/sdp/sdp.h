@@ -12,6 +12,7 @@
 #include <net/netns/generic.h>
 #include <linux/sdp.h>
 
+#include "sdp_compat.h"
 #include "sdp_wire.h"
 
 /*
