@@ -23,4 +23,27 @@ sdp_register_net_sysctl(struct net *net, const char *path,
 #endif
 }
 
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 10, 0)
+/* 6.10: proto_ops.accept takes its flags and kern in struct proto_accept_arg. */
+struct proto_accept_arg {
+	int	flags;
+	bool	kern;
+};
+
+/* Defines fn##_op, 6.1's proto_ops.accept, calling @fn (6.10's shape). */
+#define SDP_DEFINE_ACCEPT_OP(fn)					\
+static int fn##_op(struct socket *sock, struct socket *newsock,		\
+		   int flags, bool kern)				\
+{									\
+	struct proto_accept_arg arg = { .flags = flags, .kern = kern };	\
+									\
+	return fn(sock, newsock, &arg);					\
+}
+
+#define SDP_ACCEPT_OP(fn)	fn##_op
+#else
+#define SDP_DEFINE_ACCEPT_OP(fn)
+#define SDP_ACCEPT_OP(fn)	fn
+#endif
+
 #endif /* _NET_SDP_COMPAT_H */
