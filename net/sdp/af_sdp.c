@@ -640,7 +640,7 @@ struct proto_ops sdp_proto_ops = {
 	.sendmsg	= sdp_sendmsg,
 	.recvmsg	= sdp_recvmsg,
 	.mmap		= sdp_mmap,
-	.sendpage	= sock_no_sendpage,
+	SDP_SENDPAGE_OP
 };
 
 /* Stream sockets only, with the protocol TCP would take for them. */

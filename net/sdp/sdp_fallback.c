@@ -429,6 +429,7 @@ void sdp_fb_sync(struct sdp_sock *ssk)
 		WRITE_ONCE(sk->sk_sndbuf, READ_ONCE(t->sk_sndbuf));
 }
 
+/* MSG_SPLICE_PAGES goes along: TCP takes its own page references or copies. */
 int sdp_fb_sendmsg(struct sdp_sock *ssk, struct msghdr *msg, size_t len)
 {
 	struct socket *tcp = ssk->tcp;

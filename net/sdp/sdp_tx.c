@@ -383,7 +383,12 @@ static int sdp_wait_space(struct sdp_sock *ssk, long *timeo)
 	}
 }
 
-/* Mirrors tcp_sendmsg_locked(): same waits, errors, SIGPIPE and partial counts. */
+/*
+ * Mirrors tcp_sendmsg_locked(): same waits, errors, SIGPIPE and partial counts.
+ * splice() and sendfile() come here too, with MSG_SPLICE_PAGES and the pages
+ * in an ITER_BVEC (sdp_compat.h): we copy them like any other data, so they
+ * are the caller's again when we return.
+ */
 int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 {
 	struct sock *sk = sock->sk;
