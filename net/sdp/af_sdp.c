@@ -640,6 +640,7 @@ struct proto_ops sdp_proto_ops = {
 	.sendmsg	= sdp_sendmsg,
 	.recvmsg	= sdp_recvmsg,
 	.mmap		= sdp_mmap,
+	.splice_eof	= sdp_splice_eof,
 	SDP_SENDPAGE_OP
 };
 

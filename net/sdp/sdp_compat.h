@@ -14,7 +14,7 @@
 #include <linux/version.h>
 #include <net/net_namespace.h>
 
-/* 6.1.70 took in 6.5's MSG_SPLICE_PAGES and bvec_set_page(). */
+/* 6.1.70 took in 6.5's MSG_SPLICE_PAGES, bvec_set_page() and splice_eof. */
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 70)
 #error "sdp needs Linux 6.1.70 or later"
 #endif

@@ -472,3 +472,27 @@ do_error:
 	release_sock(sk);
 	return err;
 }
+
+/*
+ * sendfile() met the end of its file before its count, having sent with
+ * MSG_MORE: nothing follows, so push now (tcp_splice_eof()). TCP_CORK and
+ * Nagle still apply.
+ */
+void sdp_splice_eof(struct socket *sock)
+{
+	struct sock *sk = sock->sk;
+	struct sdp_sock *ssk = sdp_sk(sk);
+	struct socket *tcp;
+
+	if (sdp_fb(ssk)) {
+		sdp_fb_ready(ssk);
+		tcp = ssk->tcp;
+		if (tcp->ops->splice_eof)
+			tcp->ops->splice_eof(tcp);
+		return;
+	}
+	lock_sock(sk);
+	if (test_and_clear_bit(SDP_F_MORE, &ssk->flags))
+		sdp_tx_push(ssk, false);
+	release_sock(sk);
+}
