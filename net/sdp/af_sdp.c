@@ -237,8 +237,8 @@ out:
 	return err;
 }
 
-static int sdp_accept(struct socket *sock, struct socket *newsock, int flags,
-		      bool kern)
+static int sdp_accept(struct socket *sock, struct socket *newsock,
+		      struct proto_accept_arg *arg)
 {
 	struct sock *sk = sock->sk;
 	struct sdp_sock *ssk = sdp_sk(sk);
@@ -249,18 +249,18 @@ static int sdp_accept(struct socket *sock, struct socket *newsock, int flags,
 
 	if (sdp_fb(ssk)) {
 		sdp_fb_sync(ssk);
-		return sdp_fb_accept(ssk, newsock, flags, kern);
+		return sdp_fb_accept(ssk, newsock, arg->flags, arg->kern);
 	}
 	lock_sock(sk);
 	err = -EINVAL;
 	if (sk->sk_state != TCP_LISTEN)
 		goto out;
-	timeo = sock_rcvtimeo(sk, flags & O_NONBLOCK);
+	timeo = sock_rcvtimeo(sk, arg->flags & O_NONBLOCK);
 	/* RDMA clients and plain TCP clients of the native listener alike. */
 	while (!(child = sdp_accept_dequeue(ssk))) {
 		DEFINE_WAIT_FUNC(wait, woken_wake_function);
 
-		err = sdp_fb_accept(ssk, newsock, O_NONBLOCK, kern);
+		err = sdp_fb_accept(ssk, newsock, O_NONBLOCK, arg->kern);
 		if (err != -EAGAIN)
 			goto out;
 		if (!timeo)
@@ -292,6 +292,8 @@ out:
 	release_sock(sk);
 	return err;
 }
+
+SDP_DEFINE_ACCEPT_OP(sdp_accept)
 
 /* Wait while connecting, as inet_wait_for_connect(). */
 static long sdp_wait_for_connect(struct sock *sk, long timeo)
@@ -628,7 +630,7 @@ struct proto_ops sdp_proto_ops = {
 	.bind		= sdp_bind,
 	.connect	= sdp_connect,
 	.socketpair	= sock_no_socketpair,
-	.accept		= sdp_accept,
+	.accept		= SDP_ACCEPT_OP(sdp_accept),
 	.getname	= sdp_getname,
 	.poll		= sdp_poll,
 	.ioctl		= sdp_ioctl,
@@ -640,7 +642,8 @@ struct proto_ops sdp_proto_ops = {
 	.sendmsg	= sdp_sendmsg,
 	.recvmsg	= sdp_recvmsg,
 	.mmap		= sdp_mmap,
-	.sendpage	= sock_no_sendpage,
+	.splice_eof	= sdp_splice_eof,
+	SDP_SENDPAGE_OP
 };
 
 /* Stream sockets only, with the protocol TCP would take for them. */

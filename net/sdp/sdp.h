@@ -12,6 +12,7 @@
 #include <net/netns/generic.h>
 #include <linux/sdp.h>
 
+#include "sdp_compat.h"
 #include "sdp_wire.h"
 
 /*
@@ -438,6 +439,7 @@ void sdp_tx_reap(struct sdp_sock *ssk);
 void sdp_tx_push(struct sdp_sock *ssk, bool force);
 bool sdp_post_abort(struct sdp_sock *ssk);
 int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len);
+void sdp_splice_eof(struct socket *sock);
 bool sdp_writeable(const struct sock *sk);
 void sdp_write_space(struct sock *sk);
 void sdp_cork_timer(struct timer_list *t);

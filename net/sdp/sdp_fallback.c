@@ -128,13 +128,13 @@ static struct net_device *sdp_egress_dev(struct net *net,
 
 	sdp_addr_unmap(&a);
 	if (a.ss_family == AF_INET) {
-		__be32 daddr = ((struct sockaddr_in *)&a)->sin_addr.s_addr;
+		struct flowi4 fl4 = { .daddr = ((struct sockaddr_in *)&a)->sin_addr.s_addr };
 		struct rtable *rt;
 
-		dev = ip_dev_find(net, daddr);
+		dev = ip_dev_find(net, fl4.daddr);
 		if (dev)
 			return dev;
-		rt = ip_route_output(net, daddr, 0, 0, 0);
+		rt = ip_route_output_key(net, &fl4);
 		if (IS_ERR(rt))
 			return NULL;
 		dev = rt->dst.dev;
@@ -429,6 +429,7 @@ void sdp_fb_sync(struct sdp_sock *ssk)
 		WRITE_ONCE(sk->sk_sndbuf, READ_ONCE(t->sk_sndbuf));
 }
 
+/* MSG_SPLICE_PAGES goes along: TCP takes its own page references or copies. */
 int sdp_fb_sendmsg(struct sdp_sock *ssk, struct msghdr *msg, size_t len)
 {
 	struct socket *tcp = ssk->tcp;

@@ -134,7 +134,7 @@ static struct ctl_table sdp_sysctl_table[] = {
 		.extra1		= &sdp_zero,
 		.extra2		= &sdp_poll_max,
 	},
-	{ }
+	{ }	/* the end, for 6.1 (sdp_register_net_sysctl) */
 };
 
 static int sdp_sysctl_init(struct net *net, struct sdp_net *sn)
@@ -149,7 +149,8 @@ static int sdp_sysctl_init(struct net *net, struct sdp_net *sn)
 	t[2].data = &sn->connect_timeout_ms;
 	t[3].data = &sn->ncache_ttl;
 	t[4].data = &sn->recv_poll_us;
-	sn->sysctl = register_net_sysctl(net, "net/sdp", t);
+	sn->sysctl = sdp_register_net_sysctl(net, "net/sdp", t,
+					     ARRAY_SIZE(sdp_sysctl_table) - 1);
 	if (!sn->sysctl) {
 		kfree(t);
 		return -ENOMEM;
@@ -159,7 +160,7 @@ static int sdp_sysctl_init(struct net *net, struct sdp_net *sn)
 
 static void sdp_sysctl_exit(struct sdp_net *sn)
 {
-	struct ctl_table *t = sn->sysctl->ctl_table_arg;
+	const struct ctl_table *t = sn->sysctl->ctl_table_arg;
 
 	unregister_net_sysctl_table(sn->sysctl);
 	kfree(t);

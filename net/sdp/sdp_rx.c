@@ -9,6 +9,7 @@
  * reposted when empty and the freed credit is returned to the peer
  * piggy-backed on the next message, or alone when the peer needs it.
  */
+#include <linux/sched/clock.h>
 #include <linux/uio.h>
 
 #include "sdp.h"

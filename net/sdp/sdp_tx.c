@@ -383,7 +383,12 @@ static int sdp_wait_space(struct sdp_sock *ssk, long *timeo)
 	}
 }
 
-/* Mirrors tcp_sendmsg_locked(): same waits, errors, SIGPIPE and partial counts. */
+/*
+ * Mirrors tcp_sendmsg_locked(): same waits, errors, SIGPIPE and partial counts.
+ * splice() and sendfile() come here too, with MSG_SPLICE_PAGES and the pages
+ * in an ITER_BVEC (sdp_compat.h): we copy them like any other data, so they
+ * are the caller's again when we return.
+ */
 int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 {
 	struct sock *sk = sock->sk;
@@ -466,4 +471,28 @@ do_error:
 	err = sk_stream_error(sk, flags, err);
 	release_sock(sk);
 	return err;
+}
+
+/*
+ * sendfile() met the end of its file before its count, having sent with
+ * MSG_MORE: nothing follows, so push now (tcp_splice_eof()). TCP_CORK and
+ * Nagle still apply.
+ */
+void sdp_splice_eof(struct socket *sock)
+{
+	struct sock *sk = sock->sk;
+	struct sdp_sock *ssk = sdp_sk(sk);
+	struct socket *tcp;
+
+	if (sdp_fb(ssk)) {
+		sdp_fb_ready(ssk);
+		tcp = ssk->tcp;
+		if (tcp->ops->splice_eof)
+			tcp->ops->splice_eof(tcp);
+		return;
+	}
+	lock_sock(sk);
+	if (test_and_clear_bit(SDP_F_MORE, &ssk->flags))
+		sdp_tx_push(ssk, false);
+	release_sock(sk);
 }

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Sockets Direct Protocol: what differs between the kernels it builds for,
+ * Debian 12's 6.1 and 6.12. The module is written against the newer
+ * interfaces; each entry gives 6.1 that shape. Nothing else tests versions.
+ */
+#ifndef _NET_SDP_COMPAT_H
+#define _NET_SDP_COMPAT_H
+
+#include <linux/bvec.h>
+#include <linux/net.h>
+#include <linux/socket.h>
+#include <linux/uio.h>
+#include <linux/version.h>
+#include <net/net_namespace.h>
+
+/* 6.1.70 took in 6.5's MSG_SPLICE_PAGES, bvec_set_page() and splice_eof. */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 70)
+#error "sdp needs Linux 6.1.70 or later"
+#endif
+
+/* 6.5: no .sendpage; splice and sendfile use .sendmsg with MSG_SPLICE_PAGES. */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 5, 0)
+/*
+ * 6.1's .sendpage sends its page the way 6.5 does: over an ITER_BVEC with
+ * MSG_SPLICE_PAGES, and MSG_MORE where 6.1 says MSG_SENDPAGE_NOTLAST.
+ */
+static inline ssize_t sdp_sendpage(struct socket *sock, struct page *page,
+				   int offset, size_t size, int flags)
+{
+	struct msghdr msg = {
+		.msg_flags = (flags & ~MSG_SENDPAGE_NOTLAST) | MSG_SPLICE_PAGES,
+	};
+	struct bio_vec bvec;
+
+	if (flags & MSG_SENDPAGE_NOTLAST)
+		msg.msg_flags |= MSG_MORE;
+	bvec_set_page(&bvec, page, size, offset);
+	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, &bvec, 1, size);
+	return sock_sendmsg(sock, &msg);
+}
+
+#define SDP_SENDPAGE_OP		.sendpage = sdp_sendpage,
+#else
+#define SDP_SENDPAGE_OP
+#endif
+
+/* 6.6: net sysctl tables are registered with their number of entries. */
+static inline struct ctl_table_header *
+sdp_register_net_sysctl(struct net *net, const char *path,
+			struct ctl_table *table, size_t entries)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
+	return register_net_sysctl_sz(net, path, table, entries);
+#else
+	/* 6.1 reads up to the empty entry that ends the table. */
+	return register_net_sysctl(net, path, table);
+#endif
+}
+
+/* 6.10: proto_ops.accept gets its flags and kern in struct proto_accept_arg. */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 10, 0)
+struct proto_accept_arg {
+	int	flags;
+	bool	kern;
+};
+
+/* Defines fn##_op, 6.1's proto_ops.accept, calling @fn (6.10's shape). */
+#define SDP_DEFINE_ACCEPT_OP(fn)					\
+static int fn##_op(struct socket *sock, struct socket *newsock,		\
+		   int flags, bool kern)				\
+{									\
+	struct proto_accept_arg arg = { .flags = flags, .kern = kern };	\
+									\
+	return fn(sock, newsock, &arg);					\
+}
+
+#define SDP_ACCEPT_OP(fn)	fn##_op
+#else
+#define SDP_DEFINE_ACCEPT_OP(fn)
+#define SDP_ACCEPT_OP(fn)	fn
+#endif
+
+#endif /* _NET_SDP_COMPAT_H */
