@@ -93,6 +93,7 @@ TEST(device_removal_resets_connections)
 	pthread_t tr, tw;
 	socklen_t len;
 	long long removed = sdp_stat("DeviceRemoved"), rearmed = sdp_stat("ListenRearmed");
+	char buf[2];
 	int l, c, s;
 
 	l = sdp_listener(sdp_family(), SDP_A, 8, &ss, &len);
@@ -104,7 +105,7 @@ TEST(device_removal_resets_connections)
 	ASSERT_EQ(SDP_TRANSPORT_RDMA, sdp_transport(c));
 	ASSERT_EQ(0, sdp_proof_begin(&pr, c, s));
 	ASSERT_EQ(2, send(c, "hi", 2, 0));
-	ASSERT_EQ(2, recv(s, &len, 2, MSG_WAITALL));
+	ASSERT_EQ(2, recv(s, buf, 2, MSG_WAITALL));
 	SDP_PROVE(&pr);
 
 	/* callers blocked in the kernel: a reader, and a writer (the stream) */

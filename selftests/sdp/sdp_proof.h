@@ -10,8 +10,9 @@
  * received (rdma_cm gives the peer's send PSN as our receive PSN, so the
  * two are equal once nothing is in flight: `rdma res show qp`, i.e. the
  * device, not the module); and the packets match the messages: at least
- * one per message and per path MTU of bytes, at most one per message plus
- * one per MTU.
+ * one per message and per path MTU of bytes the other end took in, at most
+ * one per message plus one per MTU of what this end posted (a message
+ * posted as the connection goes down is flushed, never sent).
  * fallback: both ends on their native TCP sockets, no byte over RDMA.
  * tcp: an AF_INET socket (the oracle).
  */
@@ -276,18 +277,22 @@ static inline int sdp_proof_begin(struct sdp_proof *p, int a, int b)
 		SDP_PROOF_DELTA(_now, p, 1, tx_bytes),			\
 		_qp[0].sq_psn, _qp[1].rq_psn, _qp[0].rq_psn, _qp[1].sq_psn);	\
 	for (_i = 0; _i < 2; _i++) {					\
+		/* what end _i posted, and what of it end !_i took in */	\
 		unsigned long long _msgs = SDP_PROOF_DELTA(_now, p, _i, tx_msgs);	\
 		unsigned long long _wire = SDP_PROOF_DELTA(_now, p, _i, tx_bytes) + \
 					   SDP_BSDH_LEN * _msgs;	\
+		unsigned long long _in = SDP_PROOF_DELTA(_now, p, !_i, rx_msgs);	\
+		unsigned long long _in_wire = SDP_PROOF_DELTA(_now, p, !_i, rx_bytes) + \
+					      SDP_BSDH_LEN * _in;	\
 		unsigned long long _mtu = _now[_i].path_mtu;		\
 		unsigned long long _pkts = (_qp[_i].sq_psn - (p)->qp[_i].sq_psn) & \
 					   SDP_PSN_MASK;		\
-		unsigned long long _lo = (_wire + _mtu - 1) / _mtu;	\
+		unsigned long long _lo = (_in_wire + _mtu - 1) / _mtu;	\
 									\
-		if (_lo < _msgs)					\
-			_lo = _msgs;					\
-		EXPECT_LE(_lo, _pkts) TH_LOG("end %d: %llu msgs, %llu B", _i, _msgs, _wire);	\
-		EXPECT_GE(_msgs + _wire / _mtu, _pkts) TH_LOG("end %d: %llu msgs, %llu B", _i, _msgs, _wire); \
+		if (_lo < _in)						\
+			_lo = _in;					\
+		EXPECT_LE(_lo, _pkts) TH_LOG("end %d: %llu msgs, %llu B in", _i, _in, _in_wire);	\
+		EXPECT_GE(_msgs + _wire / _mtu, _pkts) TH_LOG("end %d: %llu msgs, %llu B out", _i, _msgs, _wire); \
 	}								\
 	if (!_metadata->passed)						\
 		break;							\

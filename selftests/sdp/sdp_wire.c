@@ -238,6 +238,18 @@ static void peer_poll(struct peer *p, int ms)
 	}
 }
 
+static bool peer_got(struct peer *p, int mid);
+
+/* Take in completions until @mid arrives, 5 s at most. */
+static bool peer_wait_for(struct peer *p, int mid)
+{
+	int i;
+
+	for (i = 0; i < 50 && !peer_got(p, mid); i++)
+		peer_poll(p, 100);
+	return peer_got(p, mid);
+}
+
 static bool peer_got(struct peer *p, int mid)
 {
 	int i;
@@ -334,8 +346,7 @@ TEST_F(evil_client, good_data_arrives)
 	EXPECT_EQ(0, memcmp(buf, "hello", 5));
 	/* and back: the kernel's Data in our buffer */
 	ASSERT_EQ(3, send(self->sfd, "ack", 3, 0));
-	peer_poll(&self->p, 500);
-	ASSERT_TRUE(peer_got(&self->p, MID_DATA));
+	ASSERT_TRUE(peer_wait_for(&self->p, MID_DATA));
 	EXPECT_EQ(0, self->p.last_data.flags);
 	EXPECT_EQ(sizeof(struct bsdh) + 3, ntohl(self->p.last_data.len));
 	EXPECT_EQ(self->p.rx_mseq, ntohl(self->p.last_data.mseq));
@@ -366,8 +377,7 @@ static void expect_fault(struct __test_metadata *_metadata,
 	EXPECT_RESET(self);
 	EXPECT_EQ(before + 1, sdp_stat(counter));
 	EXPECT_EQ(aborts + 1, sdp_stat("AbortSent"));
-	peer_poll(&self->p, 300);
-	EXPECT_TRUE(peer_got(&self->p, MID_ABORT));
+	EXPECT_TRUE(peer_wait_for(&self->p, MID_ABORT));
 }
 
 static void next_header(struct peer *p, struct bsdh *h, uint8_t mid, uint32_t len)
@@ -453,8 +463,7 @@ TEST_F(evil_client, data_after_disconn)
 	EXPECT_EQ(0, recv(self->sfd, buf, sizeof(buf), 0));
 	next_header(&self->p, &h, MID_DATA, 4);
 	ASSERT_EQ(0, send_raw(&self->p, &h, "late", 4));
-	peer_poll(&self->p, 500);
-	EXPECT_TRUE(peer_got(&self->p, MID_ABORT));
+	EXPECT_TRUE(peer_wait_for(&self->p, MID_ABORT));
 	EXPECT_EQ(before + 1, sdp_stat("UnexpectedMid"));
 }
 
