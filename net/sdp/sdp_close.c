@@ -187,9 +187,15 @@ void sdp_destroy(struct sdp_sock *ssk)
 	sk_stop_timer(sk, &ssk->ka_timer);
 	sk_stop_timer(sk, &ssk->conn_timer);
 	release_sock(sk);
-	if (cancel_work_sync(&ssk->fb_work))
+	/*
+	 * Not the _sync variants: a child is destroyed from its listener's CM
+	 * handler, and these works destroy ids (their handler mutexes). One
+	 * already running holds its own reference and, finding the socket
+	 * closed, does nothing; ids have one owner (sdp_cm_destroy).
+	 */
+	if (cancel_work(&ssk->fb_work))
 		sock_put(sk);
-	if (cancel_delayed_work_sync(&ssk->retry_work))
+	if (cancel_delayed_work(&ssk->retry_work))
 		sock_put(sk);
 	sdp_cm_destroy(ssk);
 	tcp = xchg(&ssk->tcp, NULL);
