@@ -14,6 +14,8 @@
 #include <linux/net.h>
 #include <net/tcp.h>
 
+#include <linux/delay.h>
+
 #include "sdp.h"
 
 /* Where DisConn takes us, or 0 if it is not ours to send. */
@@ -210,11 +212,36 @@ void sdp_destroy(struct sdp_sock *ssk)
 	sock_put(sk);
 }
 
+/* An Abort or DisConn posted and not yet sent (or completed). */
+static bool sdp_ctrl_in_flight(struct sdp_sock *ssk)
+{
+	struct sdp_conn *c = ssk->conn;
+
+	return c && c->ctrl_head != c->ctrl_tail &&
+	       !test_bit(SDP_F_CM_GONE, &ssk->flags);
+}
+
 static void sdp_teardown_work(struct work_struct *work)
 {
 	struct sdp_sock *ssk = container_of(work, struct sdp_sock, teardown_work);
 	struct sock *sk = &ssk->sk;
+	bool busy;
+	int i;
 
+	/*
+	 * The disconnect flushes whatever the device has not sent yet: an
+	 * Abort just posted must go first (providers that send from a work
+	 * queue, as rxe does since 6.4, have not yet). A second at most;
+	 * release_sock() takes in the completions.
+	 */
+	for (i = 0; i < 100; i++) {
+		lock_sock(sk);
+		busy = sdp_ctrl_in_flight(ssk);
+		release_sock(sk);
+		if (!busy)
+			break;
+		msleep(10);
+	}
 	lock_sock(sk);
 	if (ssk->conn && !test_and_set_bit(SDP_F_CM_GONE, &ssk->flags))
 		rdma_disconnect(ssk->conn->id);
