@@ -12,64 +12,7 @@
 
 #include "kselftest_harness.h"
 #include "sdp_proof.h"
-
-/* Eight bytes of stream @key starting at @word * 8. */
-static inline unsigned long long stream_word(unsigned long long key,
-					     unsigned long long word)
-{
-	unsigned long long x = word * 0x9e3779b97f4a7c15ULL + key;
-
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
-}
-
-/* Bytes @off.. of stream @key into @buf (check: compare instead). */
-static long long stream_walk(unsigned long long key, unsigned long long off,
-			     unsigned char *buf, size_t len, bool check)
-{
-	unsigned long long w = stream_word(key, off >> 3);
-	size_t i;
-
-	for (i = 0; i < len; i++, off++) {
-		unsigned char b;
-
-		if (!(off & 7))
-			w = stream_word(key, off >> 3);
-		b = w >> ((off & 7) * 8);
-		if (!check)
-			buf[i] = b;
-		else if (buf[i] != b)
-			return off;
-	}
-	return -1;
-}
-
-static void stream_fill(unsigned long long key, unsigned long long off,
-			unsigned char *buf, size_t len)
-{
-	stream_walk(key, off, buf, len, false);
-}
-
-/* Offset of the first wrong byte in @buf, or -1. */
-static long long stream_check(unsigned long long key, unsigned long long off,
-			      const unsigned char *buf, size_t len)
-{
-	return stream_walk(key, off, (unsigned char *)buf, len, true);
-}
-
-/* Sizes spread evenly over the powers of two from 1 B to @max. */
-static size_t random_size(unsigned int *seed, size_t max)
-{
-	int bits = 0;
-	size_t size;
-
-	while ((1ULL << bits) < max)
-		bits++;
-	size = 1ULL << (rand_r(seed) % (bits + 1));
-	size += rand_r(seed) % size;
-	return size > max ? max : size;
-}
+#include "sdp_gen.h"
 
 struct stream_job {
 	int fd;
@@ -222,7 +165,7 @@ struct end {
 	unsigned long long tx_key, rx_key;
 	unsigned char chunk[CHUNK_MAX];	/* generated, not yet sent */
 	size_t chunk_len, chunk_off;
-	bool tx_shut, rx_eof;
+	bool tx_done, rx_done;		/* all of PER_DIR sent, received */
 };
 
 /* Wait only for what the end still needs; finished ends leave the loop. */
@@ -230,9 +173,9 @@ static int end_rearm(int ep, struct end *e, unsigned int idx)
 {
 	struct epoll_event ev = { .data.u32 = idx };
 
-	if (!e->tx_shut)
+	if (!e->tx_done)
 		ev.events |= EPOLLOUT;
-	if (!e->rx_eof)
+	if (!e->rx_done)
 		ev.events |= EPOLLIN;
 	if (!ev.events)
 		return epoll_ctl(ep, EPOLL_CTL_DEL, e->fd, NULL);
@@ -299,26 +242,27 @@ TEST_F_TIMEOUT(integ, many_sockets_at_once, 300)
 
 			if ((evs[k].events & EPOLLOUT) && e->tx < PER_DIR)
 				ASSERT_EQ(0, end_send(e, &seed));
-			if (e->tx == PER_DIR && !e->tx_shut) {
-				ASSERT_EQ(0, shutdown(e->fd, SHUT_WR));
-				e->tx_shut = true;
+			if (e->tx == PER_DIR && !e->tx_done) {
+				e->tx_done = true;
 				ASSERT_EQ(0, end_rearm(ep, e, evs[k].data.u32));
-				open_ends -= e->rx_eof;
+				open_ends -= e->rx_done;
 			}
-			if (!e->rx_eof && (evs[k].events & (EPOLLIN | EPOLLHUP))) {
+			if (!e->rx_done && (evs[k].events & (EPOLLIN | EPOLLHUP))) {
 				ssize_t got = recv(e->fd, buf,
 						   random_size(&seed, sizeof(buf)), 0);
 
 				if (got < 0) {
 					ASSERT_EQ(EAGAIN, errno);
-				} else if (got == 0) {
-					ASSERT_EQ(PER_DIR, e->rx);
-					e->rx_eof = true;
-					ASSERT_EQ(0, end_rearm(ep, e, evs[k].data.u32));
-					open_ends -= e->tx_shut;
 				} else {
+					ASSERT_LT(0, got) TH_LOG("EOF after %llu B", e->rx);
 					ASSERT_EQ(-1, stream_check(e->rx_key, e->rx, buf, got));
 					e->rx += got;
+				}
+				ASSERT_GE(PER_DIR, e->rx);
+				if (e->rx == PER_DIR) {
+					e->rx_done = true;
+					ASSERT_EQ(0, end_rearm(ep, e, evs[k].data.u32));
+					open_ends -= e->tx_done;
 				}
 			}
 		}
@@ -331,9 +275,16 @@ TEST_F_TIMEOUT(integ, many_sockets_at_once, 300)
 				TH_LOG("end %d", i);
 		}
 	}
-	/* both directions shut: the QPs are down, but still there to read */
+	/* all moved, none shut yet: the QPs are quiet and up */
 	for (i = 0; i < NSOCK; i++)
 		PROOF_END(&pr[i], ends[2 * i].fd);
+	/* then each end's FIN reaches the other: EOF, after exactly PER_DIR */
+	for (i = 0; i < 2 * NSOCK; i++)
+		ASSERT_EQ(0, shutdown(ends[i].fd, SHUT_WR));
+	for (i = 0; i < 2 * NSOCK; i++) {
+		ASSERT_NE(0, sdp_poll1(ends[i].fd, POLLIN, 10000) & POLLIN);
+		EXPECT_EQ(0, recv(ends[i].fd, buf, sizeof(buf), 0)) TH_LOG("end %d", i);
+	}
 	for (i = 0; i < 2 * NSOCK; i++)
 		close(ends[i].fd);
 	close(ep);

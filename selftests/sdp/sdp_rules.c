@@ -70,13 +70,26 @@ TEST(good_file)
 	EXPECT_EQ(8000, r->port_lo);
 	EXPECT_EQ(8080, r->port_hi);
 
+	/* tabs and a CR do not change a field */
 	r = &conf.rules[3].rule;
 	EXPECT_EQ(SDP_USE_TCP, r->use);
+	EXPECT_EQ(SDP_ROLE_LISTEN, r->roles);
+	EXPECT_EQ(AF_INET, r->family);
 	EXPECT_EQ(32, r->prefix);	/* no prefix: the whole address */
+	EXPECT_EQ(0, memcmp(r->addr, "\x0a\x01\x02\x03", 4));
+	EXPECT_EQ(0, r->port_lo);
+	EXPECT_EQ(65535, r->port_hi);
+	EXPECT_STREQ("*", conf.rules[3].prog);
 
 	r = &conf.rules[4].rule;
+	EXPECT_EQ(SDP_USE_SDP, r->use);
+	EXPECT_EQ(SDP_ROLE_CONNECT, r->roles);
+	EXPECT_EQ(AF_INET6, r->family);
 	EXPECT_EQ(128, r->prefix);
+	inet_pton(AF_INET6, "2001:db8::1", v6);
+	EXPECT_EQ(0, memcmp(r->addr, v6, 16));
 	EXPECT_EQ(443, r->port_lo);
+	EXPECT_EQ(443, r->port_hi);
 	EXPECT_STREQ("[a-c]x", conf.rules[4].prog);
 }
 
@@ -190,6 +203,12 @@ TEST(select_by_program)
 	/* anyone else: the last rule only, SDP where it does not match */
 	EXPECT_EQ(1, sdp_conf_select(&conf, "iperf3", &pol));
 	EXPECT_EQ(1, pol.hdr.count);
+	EXPECT_EQ(SDP_USE_SDP, pol.hdr.dflt);
+	EXPECT_EQ(SDP_USE_TCP, pol.rules[0].use);
+	EXPECT_EQ(SDP_ROLE_LISTEN | SDP_ROLE_CONNECT, pol.rules[0].roles);
+	EXPECT_EQ(AF_INET, pol.rules[0].family);
+	EXPECT_EQ(8, pol.rules[0].prefix);
+	EXPECT_EQ(10, pol.rules[0].addr[0]);
 	/* no rules: SDP everywhere, nothing to hand to the kernel */
 	conf.count = 0;
 	EXPECT_EQ(1, sdp_conf_select(&conf, "anything", &pol));

@@ -15,10 +15,14 @@
 #include <sys/time.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
-#include <netinet/tcp.h>
+#include <linux/tcp.h>	/* tcp_info with the byte counts glibc's lacks */
 #include <linux/sockios.h>
 
 #include "kselftest_harness.h"
+#ifndef SOL_TCP
+#define SOL_TCP		IPPROTO_TCP
+#endif
+enum { TCP_ESTABLISHED = 1, TCP_LISTEN = 10 };	/* include/net/tcp_states.h */
 #include "sdp_proof.h"
 
 FIXTURE(pair) {
@@ -240,6 +244,9 @@ TEST_F(pair, msg_waitall)
 	ASSERT_EQ(0, pthread_create(&t, NULL, slow_writer, &w));
 	EXPECT_EQ(10000, recv(self->sfd, buf, sizeof(buf), MSG_WAITALL));
 	pthread_join(t, NULL);
+	for (int i = 0; i < 10000; i++) {
+		ASSERT_EQ('w', buf[i]) TH_LOG("byte %d", i);
+	}
 	EXPECT_RDMA_RX(self->sfd, 10000);
 }
 
@@ -262,13 +269,16 @@ TEST_F(pair, msg_dontwait_and_o_nonblock)
 /* A writer that nobody reads from fills the pipe and then gets EAGAIN. */
 TEST_F(pair, send_fills_then_eagain)
 {
-	static char buf[65536], in[65536];
+	static char buf[65536 + 256], in[65536];
 	size_t sent = 0, got = 0;
 	ssize_t n;
 
+	/* the stream's byte i is i * 31 + 7 (period 256): a pattern, not zeros */
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (char)(i * 31 + 7);
 	ASSERT_EQ(0, fcntl(self->cfd, F_SETFL, O_NONBLOCK));
 	for (;;) {
-		n = send(self->cfd, buf, sizeof(buf), 0);
+		n = send(self->cfd, buf + sent % 256, 65536, 0);
 		if (n < 0) {
 			ASSERT_EQ(EAGAIN, errno);
 			break;
@@ -280,6 +290,8 @@ TEST_F(pair, send_fills_then_eagain)
 	while (got < sent) {
 		n = recv(self->sfd, in, sizeof(in), 0);
 		ASSERT_LT(0, n);
+		for (ssize_t k = 0; k < n; k++)
+			ASSERT_EQ((char)((got + k) * 31 + 7), in[k]);
 		got += n;
 	}
 	EXPECT_EQ(sent, got);
@@ -314,6 +326,7 @@ TEST_F(pair, epipe_sigpipe_and_msg_nosignal)
 TEST_F(pair, send_after_peer_close)
 {
 	char buf[8];
+	ssize_t n = 0;
 	int err;
 
 	PROVE();
@@ -322,8 +335,9 @@ TEST_F(pair, send_after_peer_close)
 	EXPECT_EQ(0, recv(self->cfd, buf, sizeof(buf), 0));
 	EXPECT_EQ(1, send(self->cfd, "x", 1, MSG_NOSIGNAL));
 	/* The peer's reset comes back; then sends fail. */
-	for (int i = 0; i < 500 && send(self->cfd, "x", 1, MSG_NOSIGNAL) == 1; i++)
+	for (int i = 0; i < 500 && (n = send(self->cfd, "x", 1, MSG_NOSIGNAL)) == 1; i++)
 		usleep(10000);
+	EXPECT_EQ(-1, n);
 	err = errno;
 	EXPECT_TRUE(err == EPIPE || err == ECONNRESET) TH_LOG("errno %d", err);
 }
@@ -422,22 +436,58 @@ TEST_F(pair, so_linger_zero_resets)
  * SO_LINGER with a timeout: close() returns once the data is delivered
  * (well before the timeout: the data fits in the peer's buffers).
  */
+struct late_reader {
+	int fd;
+	size_t len, got;
+	char *buf;
+};
+
+/* Starts reading half a second late, to the end. */
+static void *late_reader(void *arg)
+{
+	struct late_reader *r = arg;
+
+	usleep(500000);
+	r->got = sdp_read_full(r->fd, r->buf, r->len);
+	return NULL;
+}
+
+/* close() with SO_LINGER waits until the peer has the data, as TCP's. */
 TEST_F(pair, so_linger_timeout_delivers)
 {
 	struct linger l = { .l_onoff = 1, .l_linger = 20 };
-	static char out[30000], in[30000];
+	static char out[16 << 20], in[16 << 20];
+	struct late_reader r = { .fd = self->sfd, .buf = in };
+	size_t sent = 0;
+	pthread_t t;
+	ssize_t n;
 	double t0;
 
+	/*
+	 * Fill the pipe, so that data is still here at close(). (More than
+	 * the receiver's window: SO_RCVBUF set on a fallen-back socket reaches
+	 * its native socket at its next call, here after the data.)
+	 */
+	ASSERT_EQ(0, sdp_setint(self->cfd, SOL_SOCKET, SO_SNDBUF, 32768));
 	fill(out, sizeof(out), 3);
+	ASSERT_EQ(0, fcntl(self->cfd, F_SETFL, O_NONBLOCK));
+	while (sent < sizeof(out) && (n = send(self->cfd, out + sent, sizeof(out) - sent, 0)) > 0)
+		sent += n;
+	ASSERT_GT(sizeof(out), sent) TH_LOG("the pipe never filled");
+	ASSERT_EQ(0, fcntl(self->cfd, F_SETFL, 0));
 	ASSERT_EQ(0, setsockopt(self->cfd, SOL_SOCKET, SO_LINGER, &l, sizeof(l)));
-	ASSERT_EQ(sizeof(out), sdp_write_full(self->cfd, out, sizeof(out)));
+	r.len = sent;
 	PROVE();
+	ASSERT_EQ(0, pthread_create(&t, NULL, late_reader, &r));
 	t0 = sdp_now();
 	close(self->cfd);
-	EXPECT_GT(10.0, sdp_now() - t0);
 	self->cfd = -1;
-	ASSERT_EQ(sizeof(in), sdp_read_full(self->sfd, in, sizeof(in)));
-	EXPECT_EQ(0, memcmp(out, in, sizeof(in)));
+	/* it lingered until the late reader took the data */
+	EXPECT_LE(0.4, sdp_now() - t0);
+	EXPECT_GT(10.0, sdp_now() - t0);
+	pthread_join(t, NULL);
+	ASSERT_EQ(sent, r.got);
+	EXPECT_EQ(0, memcmp(out, in, sent));
 	EXPECT_EQ(0, read(self->sfd, in, 1));
 }
 
@@ -463,6 +513,7 @@ TEST_F(pair, so_rcvtimeo)
 	EXPECT_EQ(-1, recv(self->sfd, buf, sizeof(buf), 0));
 	EXPECT_EQ(EAGAIN, errno);
 	EXPECT_LE(0.18, sdp_now() - t0);
+	EXPECT_GT(1.0, sdp_now() - t0);
 }
 
 TEST_F(pair, so_sndtimeo)
@@ -482,6 +533,7 @@ TEST_F(pair, so_sndtimeo)
 	EXPECT_EQ(-1, n);
 	EXPECT_EQ(EAGAIN, errno);
 	EXPECT_LE(0.18, sdp_now() - t0);
+	EXPECT_GT(1.0, sdp_now() - t0);
 }
 
 TEST_F(pair, so_keepalive_and_tcp_keepidle)
@@ -535,6 +587,7 @@ TEST_F(pair, cork_expires)
 	/* TCP holds corked data 200 ms at most. */
 	ASSERT_NE(0, sdp_poll1(self->sfd, POLLIN, 3000) & POLLIN);
 	EXPECT_LE(0.15, sdp_now() - t0);
+	EXPECT_GT(1.0, sdp_now() - t0);
 	EXPECT_EQ(3, recv(self->sfd, buf, sizeof(buf), 0));
 }
 
@@ -549,10 +602,21 @@ TEST_F(pair, msg_more)
 	EXPECT_EQ(0, memcmp(buf, "abcdef", 6));
 }
 
+/* TCP_MAXSEG is the payload a segment (for SDP: a message) carries. */
 TEST_F(pair, tcp_maxseg_positive)
 {
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+	struct sdp_info info;
+
 	EXPECT_LT(0, sdp_getint(self->cfd, SOL_TCP, TCP_MAXSEG));
 	EXPECT_LT(0, sdp_getint(self->sfd, SOL_TCP, TCP_MAXSEG));
+	ASSERT_EQ(0, getsockopt(self->cfd, SOL_TCP, TCP_INFO, &ti, &len));
+	EXPECT_EQ(ti.tcpi_snd_mss, sdp_getint(self->cfd, SOL_TCP, TCP_MAXSEG));
+	if (variant->sdp && sdp_expected_transport() == SDP_TRANSPORT_RDMA) {
+		ASSERT_EQ(0, sdp_info(self->cfd, &info));
+		EXPECT_EQ(info.snd_size - 16, sdp_getint(self->cfd, SOL_TCP, TCP_MAXSEG));
+	}
 }
 
 TEST_F(pair, tcp_info_state)
@@ -560,10 +624,19 @@ TEST_F(pair, tcp_info_state)
 	struct tcp_info ti;
 	socklen_t len = sizeof(ti);
 
+	static char buf[3000];
+
 	ASSERT_EQ(0, getsockopt(self->cfd, SOL_TCP, TCP_INFO, &ti, &len));
 	EXPECT_EQ(TCP_ESTABLISHED, ti.tcpi_state);
 	ASSERT_EQ(0, getsockopt(self->lfd, SOL_TCP, TCP_INFO, &ti, &len));
 	EXPECT_EQ(TCP_LISTEN, ti.tcpi_state);
+	/* the bytes a connection moved, as TCP counts them */
+	ASSERT_EQ(sizeof(buf), send(self->cfd, buf, sizeof(buf), 0));
+	ASSERT_EQ(sizeof(buf), sdp_read_full(self->sfd, buf, sizeof(buf)));
+	ASSERT_EQ(0, getsockopt(self->sfd, SOL_TCP, TCP_INFO, &ti, &len));
+	EXPECT_EQ(sizeof(buf), ti.tcpi_bytes_received);
+	ASSERT_EQ(0, getsockopt(self->cfd, SOL_TCP, TCP_INFO, &ti, &len));
+	EXPECT_EQ(sizeof(buf), ti.tcpi_bytes_sent);
 }
 
 TEST_F(pair, fionread_siocinq_siocoutq)
@@ -591,6 +664,37 @@ TEST_F(pair, fionread_siocinq_siocoutq)
 	EXPECT_EQ(0, v);
 	EXPECT_EQ(-1, ioctl(self->lfd, SIOCINQ, &v));
 	EXPECT_EQ(EINVAL, errno);
+}
+
+/* With the peer not reading, what the sender holds shows in SIOCOUTQ. */
+TEST_F(pair, siocoutq_counts_unsent_bytes)
+{
+	static char buf[65536], in[65536];
+	size_t sent = 0, got = 0;
+	int v = -1, nsd = -1;
+	ssize_t n;
+
+	ASSERT_EQ(0, fcntl(self->cfd, F_SETFL, O_NONBLOCK));
+	while ((n = send(self->cfd, buf, sizeof(buf), 0)) > 0)
+		sent += n;
+	ASSERT_EQ(0, ioctl(self->cfd, SIOCOUTQ, &v));
+	ASSERT_EQ(0, ioctl(self->cfd, SIOCOUTQNSD, &nsd));
+	EXPECT_LT(0, v);
+	EXPECT_GE((int)sent, v);
+	EXPECT_LE(0, nsd);
+	EXPECT_GE(v, nsd);
+	while (got < sent) {
+		n = recv(self->sfd, in, sizeof(in), 0);
+		ASSERT_LT(0, n);
+		got += n;
+	}
+	for (int i = 0; i < 500 && v; i++) {
+		usleep(10000);
+		ASSERT_EQ(0, ioctl(self->cfd, SIOCOUTQ, &v));
+	}
+	EXPECT_EQ(0, v);
+	ASSERT_EQ(0, ioctl(self->cfd, SIOCOUTQNSD, &nsd));
+	EXPECT_EQ(0, nsd);
 }
 
 TEST_F(pair, getsockname_getpeername)
@@ -821,53 +925,71 @@ TEST_F(pair, scm_rights)
 #define T_RECORDS	200
 #define T_RECLEN	1000
 
+/* Writer w's records: byte k of each is w * 37 + k, so every byte counts. */
+struct record_writer {
+	int fd, w;
+};
+
 static void *record_writer(void *arg)
 {
-	int fd = *(int *)arg;
+	struct record_writer *rw = arg;
 	char rec[T_RECLEN];
 	int i;
 
-	memset(rec, 1, sizeof(rec));
+	for (i = 0; i < T_RECLEN; i++)
+		rec[i] = (char)(rw->w * 37 + i);
 	for (i = 0; i < T_RECORDS; i++)
-		if (sdp_write_full(fd, rec, sizeof(rec)) != sizeof(rec))
+		if (sdp_write_full(rw->fd, rec, sizeof(rec)) != sizeof(rec))
 			break;
 	return NULL;
 }
 
-struct reader_sum {
+/* How often each byte value arrived: order-free, as writers interleave. */
+struct reader_hist {
 	int fd;
-	long long bytes;
+	long long hist[256];
 };
 
-static void *summing_reader(void *arg)
+static void *hist_reader(void *arg)
 {
-	struct reader_sum *r = arg;
-	char buf[3000];
+	struct reader_hist *r = arg;
+	unsigned char buf[3000];
 	ssize_t n;
 
 	while ((n = recv(r->fd, buf, sizeof(buf), 0)) > 0)
 		for (ssize_t i = 0; i < n; i++)
-			r->bytes += buf[i];
+			r->hist[buf[i]]++;
 	return NULL;
 }
 
 TEST_F(pair, many_threads_one_socket)
 {
+	static struct reader_hist rh[2];
+	struct record_writer rw[T_THREADS];
 	pthread_t w[T_THREADS], r[2];
-	struct reader_sum rs[2] = { { .fd = self->sfd }, { .fd = self->sfd } };
-	int i;
+	long long want[256] = {};
+	int i, k;
 
-	for (i = 0; i < 2; i++)
-		ASSERT_EQ(0, pthread_create(&r[i], NULL, summing_reader, &rs[i]));
-	for (i = 0; i < T_THREADS; i++)
-		ASSERT_EQ(0, pthread_create(&w[i], NULL, record_writer, &self->cfd));
+	for (i = 0; i < 2; i++) {
+		memset(&rh[i], 0, sizeof(rh[i]));
+		rh[i].fd = self->sfd;
+		ASSERT_EQ(0, pthread_create(&r[i], NULL, hist_reader, &rh[i]));
+	}
+	for (i = 0; i < T_THREADS; i++) {
+		rw[i] = (struct record_writer){ .fd = self->cfd, .w = i };
+		ASSERT_EQ(0, pthread_create(&w[i], NULL, record_writer, &rw[i]));
+		for (k = 0; k < T_RECLEN; k++)
+			want[(unsigned char)(i * 37 + k)] += T_RECORDS;
+	}
 	for (i = 0; i < T_THREADS; i++)
 		pthread_join(w[i], NULL);
+	PROVE();
 	shutdown(self->cfd, SHUT_WR);
 	for (i = 0; i < 2; i++)
 		pthread_join(r[i], NULL);
-	EXPECT_EQ((long long)T_THREADS * T_RECORDS * T_RECLEN, rs[0].bytes + rs[1].bytes);
-	EXPECT_RDMA_RX(self->sfd, T_THREADS * T_RECORDS * T_RECLEN);
+	for (k = 0; k < 256; k++) {
+		ASSERT_EQ(want[k], rh[0].hist[k] + rh[1].hist[k]) TH_LOG("byte value %d", k);
+	}
 }
 
 static void on_alarm(int sig)
@@ -1312,6 +1434,7 @@ TEST_F(sock, listen_backlog)
 	struct sockaddr_storage ss;
 	socklen_t len;
 	int l = sdp_listener(self->family, self->ip, 1, &ss, &len);
+	long long busy = sdp_stat("BacklogBusy"), retries = sdp_stat("ConnectRetries");
 	int c[4], a[4], n = 0, i, k;
 	struct sdp_proof pr[4];
 
@@ -1346,6 +1469,11 @@ TEST_F(sock, listen_backlog)
 		ASSERT_NE(0, sdp_poll1(c[i], POLLIN, 10000) & POLLIN);
 		EXPECT_EQ(1, recv(c[i], &b, 1, 0));
 		PROOF_END(&pr[i]);
+	}
+	/* over RDMA the two beyond the backlog were refused as busy and retried */
+	if (variant->sdp && sdp_expected_transport() == SDP_TRANSPORT_RDMA) {
+		EXPECT_LE(busy + 2, sdp_stat("BacklogBusy"));
+		EXPECT_LE(retries + 2, sdp_stat("ConnectRetries"));
 	}
 	for (i = 0; i < 4; i++) {
 		close(c[i]);
@@ -1515,7 +1643,8 @@ TEST(sdp_sockbuf_sizes_rings)
 	ASSERT_EQ(0, listen(l, 1));
 	ASSERT_EQ(0, getsockname(l, (struct sockaddr *)&ss, &len));
 	a = socket(sdp_family(), SOCK_STREAM, 0);
-	ASSERT_EQ(0, sdp_setint(a, SOL_SOCKET, SO_SNDBUF, 128 * 1024));
+	/* more than the default's 16 buffers (SO_SNDBUF is capped by wmem_max) */
+	ASSERT_EQ(0, sdp_setint(a, SOL_SOCKET, SO_SNDBUF, 512 * 1024));
 	ASSERT_EQ(0, connect(a, (struct sockaddr *)&ss, len));
 	b = accept(l, NULL, NULL);
 	ASSERT_LE(0, b);
@@ -1524,7 +1653,8 @@ TEST(sdp_sockbuf_sizes_rings)
 	ASSERT_EQ(0, sdp_info(b, &ib));
 	/* the child inherits the listener's doubled 64 KiB: 128 KiB / rcv_size */
 	EXPECT_EQ(131072 / ib.rcv_size, ib.rx_bufs);
-	EXPECT_EQ(262144 / ia.rcv_size, ia.tx_bufs);
+	EXPECT_EQ(sdp_getint(a, SOL_SOCKET, SO_SNDBUF) / (int)ia.snd_size, (int)ia.tx_bufs);
+	EXPECT_LT(16, ia.tx_bufs);
 	SDP_PROVE(&pr);
 	close(a);
 	close(b);
@@ -1617,48 +1747,97 @@ TEST_F(sdp, rings_grow_with_use)
 	EXPECT_EQ(0, ib.tx_bufs_held);
 }
 
+struct drain {
+	int fd;
+	size_t want, got;
+};
+
+/* Reads @want bytes as they come, so that credits never hold the writer. */
+static void *drain(void *arg)
+{
+	struct drain *d = arg;
+	char buf[4096];
+	ssize_t n;
+
+	while (d->got < d->want && (n = recv(d->fd, buf, sizeof(buf), 0)) > 0)
+		d->got += n;
+	return NULL;
+}
+
+/* Messages @n one-byte writes in a row make, with the reader keeping up. */
+static long long small_writes_msgs(int a, int b, int n)
+{
+	struct drain d = { .fd = b, .want = n };
+	struct sdp_info before, after;
+	pthread_t t;
+	int i;
+
+	if (sdp_info(a, &before) || pthread_create(&t, NULL, drain, &d))
+		return -1;
+	for (i = 0; i < n; i++)
+		if (send(a, "x", 1, 0) != 1)
+			break;
+	pthread_join(t, NULL);
+	if (d.got != (size_t)n || sdp_info(a, &after))
+		return -1;
+	return after.tx_msgs - before.tx_msgs;
+}
+
 /* Nagle: many small writes become few messages, unless TCP_NODELAY. */
 TEST_F(sdp, nagle_coalesces_small_writes)
 {
-	struct sdp_info before, after;
-	char buf[2000];
-	int i;
+	long long nagle, nodelay;
 
 	NEED_RDMA();
 
-	ASSERT_EQ(0, sdp_info(self->a, &before));
-	for (i = 0; i < 1000; i++)
-		ASSERT_EQ(1, send(self->a, "x", 1, 0));
-	ASSERT_EQ(1000, recv(self->b, buf, 1000, MSG_WAITALL));
-	ASSERT_EQ(0, sdp_info(self->a, &after));
-	EXPECT_GT(500, after.tx_msgs - before.tx_msgs);
-
+	/* full rings first: credits should not be what merges writes */
+	ASSERT_EQ(4 << 20, bulk_transfer(self->a, self->b, 4 << 20));
+	nagle = small_writes_msgs(self->a, self->b, 1000);
+	ASSERT_LE(0, nagle);
 	ASSERT_EQ(0, sdp_setint(self->a, SOL_TCP, TCP_NODELAY, 1));
-	ASSERT_EQ(0, sdp_info(self->a, &before));
-	for (i = 0; i < 100; i++) {
-		ASSERT_EQ(1, send(self->a, "y", 1, 0));
-		/* wait for it so that no two writes share a message */
-		ASSERT_EQ(1, recv(self->b, buf, 1, 0));
-	}
-	ASSERT_EQ(0, sdp_info(self->a, &after));
-	EXPECT_LE(100, after.tx_msgs - before.tx_msgs);
+	nodelay = small_writes_msgs(self->a, self->b, 1000);
+	ASSERT_LE(0, nodelay);
+	TH_LOG("1000 writes of 1 B: %lld messages with Nagle, %lld with TCP_NODELAY",
+	       nagle, nodelay);
+	/* one message in flight at a time: it waits for each completion */
+	EXPECT_GT(200, nagle);
+	/* each write goes when it can; only a stall on credits merges them */
+	EXPECT_LE(nagle * 3, nodelay);
 }
 
+/* Keepalive probes go out on an idle connection, and only with SO_KEEPALIVE. */
 TEST_F(sdp, keepalive_probes_idle_connection)
 {
 	long long probes = sdp_stat("KeepaliveProbes");
-	struct sdp_info info;
+	struct sdp_info a0, b0, a1, b1;
+	char buf[2];
 
 	NEED_RDMA();
 
 	ASSERT_EQ(0, sdp_setint(self->a, SOL_TCP, TCP_KEEPIDLE, 1));
 	ASSERT_EQ(0, sdp_setint(self->a, SOL_TCP, TCP_KEEPINTVL, 1));
+	/* idle without SO_KEEPALIVE: silence */
+	ASSERT_EQ(0, sdp_info(self->a, &a0));
+	sleep(2);
+	ASSERT_EQ(0, sdp_info(self->a, &a1));
+	EXPECT_EQ(a0.tx_msgs, a1.tx_msgs);
+	EXPECT_EQ(probes, sdp_stat("KeepaliveProbes"));
+
+	ASSERT_EQ(0, sdp_info(self->a, &a0));
+	ASSERT_EQ(0, sdp_info(self->b, &b0));
 	ASSERT_EQ(0, sdp_setint(self->a, SOL_SOCKET, SO_KEEPALIVE, 1));
 	sleep(3);
-	EXPECT_LE(probes + 1, sdp_stat("KeepaliveProbes"));
+	ASSERT_EQ(0, sdp_info(self->a, &a1));
+	ASSERT_EQ(0, sdp_info(self->b, &b1));
+	/* probes at about 1 s and 2 s, each a message the peer took in */
+	EXPECT_LE(2, a1.tx_msgs - a0.tx_msgs);
+	EXPECT_GE(4, a1.tx_msgs - a0.tx_msgs);
+	EXPECT_LE(2, b1.rx_msgs - b0.rx_msgs);
+	EXPECT_LE(probes + 2, sdp_stat("KeepaliveProbes"));
 	/* the probes did not disturb the connection */
 	ASSERT_EQ(2, send(self->a, "ok", 2, 0));
-	ASSERT_EQ(2, recv(self->b, &info, 2, MSG_WAITALL));
+	ASSERT_EQ(2, recv(self->b, buf, 2, MSG_WAITALL));
+	EXPECT_EQ(0, memcmp(buf, "ok", 2));
 	EXPECT_EQ(0, sdp_getint(self->a, SOL_SOCKET, SO_ERROR));
 }
 
