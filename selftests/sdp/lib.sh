@@ -58,6 +58,47 @@ sdp_topology_up()
 	rdma link add rxe3 type rxe netdev v3 || return 1
 }
 
+# Two hosts (scripts/wire): this guest's NIC gets ADDR/24 and a Soft-RoCE
+# device, rxe0. The peer is 10.77.0.1 or .2; SDP_PEER names it.
+sdp_wire_up()	# ADDR
+{
+	local dev
+	modprobe virtio_net 2>/dev/null
+	modprobe rdma_rxe || return 1
+	modprobe rdma_cm || return 1
+	dev=$(ls /sys/class/net | grep -v '^lo$' | head -n1)
+	[ -n "$dev" ] || return 1
+	ip link set lo up
+	ip link set "$dev" name eth0 2>/dev/null
+	ip addr add "$1/24" dev eth0 || return 1
+	ip link set eth0 up || return 1
+	rdma link add rxe0 type rxe netdev eth0
+}
+
+# Run a shell script on the peer (its agent, scripts/wire-peer), in the
+# project tree with lib.sh loaded; prints its output, returns its status.
+sdp_peer()
+{
+	local out rc
+	out=$(printf 'cd %q && . selftests/sdp/lib.sh && {\n%s\n}; echo "@rc=$?"\n' \
+		"$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)" "$*" |
+		timeout 300 socat -t 300 - "TCP:${SDP_PEER:?}:7777" 2>/dev/null)
+	rc=$(sed -n 's/^@rc=//p' <<<"$out" | tail -n1)
+	sed '/^@rc=/d' <<<"$out"
+	return "${rc:-255}"
+}
+
+# Until the peer's agent answers: 120 s at most (it boots at the same time).
+sdp_peer_wait()
+{
+	local _
+	for _ in $(seq 120); do
+		sdp_peer true >/dev/null 2>&1 && return 0
+		sleep 1
+	done
+	return 1
+}
+
 # Sum of a counter (sent_pkts, rdma_sends, ...) over every rxe link: in one
 # VM the rdma_cm binds both ends to the device owning the destination address.
 sdp_rxe_counter()

@@ -1,0 +1,188 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# SDP between two hosts joined by a real wire (scripts/wire: two VMs, a
+# virtio NIC each, Soft-RoCE on both). Checked transfers both ways at once
+# (sdp_xfer) over RDMA, over TCP (the oracle) and over the fallback, then
+# the faults a wire has: the link down and up, loss and reordering, and the
+# peer host dying. Over RDMA, the proof that the bytes crossed the wire is
+# the devices' own counters on both hosts: every packet this host's RDMA
+# device sent, the peer's received, and the NICs carried them.
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+[ -n "${SDP_PEER:-}" ] || { echo "# no peer host (run under scripts/wire)"; exit $KSFT_SKIP; }
+xfer=$here/sdp_xfer
+tmp=$(mktemp -d)
+trap 'tc qdisc del dev eth0 root 2>/dev/null; ip link set eth0 up; rm -rf "$tmp"' EXIT
+port=7400
+
+ctr() { cat "/sys/class/infiniband/rxe0/ports/1/hw_counters/$1"; }
+nic() { cat "/sys/class/net/eth0/statistics/$1"; }
+peer_ctr() { sdp_peer "cat /sys/class/infiniband/rxe0/ports/1/hw_counters/$1"; }
+peer_stat() { sdp_peer "sdp_stat $1"; }
+
+# Counters on both hosts before a transfer.
+wire_mark()
+{
+	w_tx=$(sdp_stat TxBytes) w_rx=$(sdp_stat RxBytes) w_msgs=$(sdp_stat TxMsgs)
+	w_sent=$(ctr sent_pkts) w_nic=$(nic tx_packets)
+	w_peer_rcvd=$(peer_ctr rcvd_pkts) w_peer_msgs=$(peer_stat TxMsgs)
+	w_peer_sent=$(peer_ctr sent_pkts) w_rcvd=$(ctr rcvd_pkts)
+}
+
+# After a transfer of PAYLOAD bytes each way on CONNS connections: SDP
+# counted them over RDMA on this host; this device sent the packets those
+# messages make (ours, plus one ack per message of the peer's, plus the
+# CM's few per connection) and they left through this NIC; the peer's
+# device received at least the packets our data needs: the PROOF line.
+# LOSSY: the wire drops packets (netem, or the UDP link under load), and
+# a device resends from the lost one on: no upper bound on what it sent.
+wire_proven()	# PAYLOAD CONNS [lossy]
+{
+	local payload=$1 conns=$2 lossy=${3:-} tx rx msgs sent rcvd nic_tx peer_rcvd
+	local peer_sent peer_msgs mtu need lo hi try
+	mtu=$(ibv_devinfo -d rxe0 | awk '/active_mtu/ { print $2; exit }')
+	for try in $(seq 20); do
+		[ "$try" = 1 ] || sleep 0.5
+		tx=$(($(sdp_stat TxBytes) - w_tx)) rx=$(($(sdp_stat RxBytes) - w_rx))
+		msgs=$(($(sdp_stat TxMsgs) - w_msgs))
+		sent=$(($(ctr sent_pkts) - w_sent)) rcvd=$(($(ctr rcvd_pkts) - w_rcvd))
+		nic_tx=$(($(nic tx_packets) - w_nic))
+		peer_rcvd=$(($(peer_ctr rcvd_pkts) - w_peer_rcvd))
+		peer_sent=$(($(peer_ctr sent_pkts) - w_peer_sent))
+		peer_msgs=$(($(peer_stat TxMsgs) - w_peer_msgs))
+		need=$(((tx + 16 * msgs + mtu - 1) / mtu)); [ $need -ge $msgs ] || need=$msgs
+		lo=$((need + peer_msgs))
+		hi=$((msgs + (tx + 16 * msgs) / mtu + tx / mtu / 128 + peer_msgs + 10 * conns))
+		[ -z "$lossy" ] || hi=$((sent + 1))
+		[ "$tx" -ge $((conns * payload)) ] && [ "$tx" -le $((conns * (payload + 64))) ] &&
+			[ "$rx" -eq $((conns * payload)) ] &&
+			[ "$sent" -ge "$lo" ] && [ "$sent" -le "$hi" ] && [ "$nic_tx" -ge "$sent" ] &&
+			[ "$peer_rcvd" -ge "$need" ] && [ "$peer_rcvd" -le "$sent" ] || continue
+		echo "# PROOF rdma over the wire: $tx B out, $rx B in; rxe0 sent $sent pkts ($lo..${lossy:-$hi}), the peer's received $peer_rcvd (>= $need); eth0 sent $nic_tx"
+		return 0
+	done
+	echo "# not proven: $tx B out, $rx B in, $msgs msgs; rxe0 sent $sent ($lo..$hi) rcvd $rcvd; peer rcvd $peer_rcvd (>= $need) sent $peer_sent; eth0 $nic_tx"
+	return 1
+}
+
+# sdp_xfer server ARGS on the peer's PORT, in the background (its output and
+# status in /tmp/xfer.PORT[.rc] there), once it listens.
+peer_server()	# ARGS PORT
+{
+	sdp_peer "(timeout 200 selftests/sdp/sdp_xfer server $1 $2 >/tmp/xfer.$2 2>&1 </dev/null
+		echo \$? >/tmp/xfer.$2.rc) </dev/null >/dev/null 2>&1 &
+		for _ in \$(seq 100); do grep -q listening /tmp/xfer.$2 && break; sleep 0.1; done" >/dev/null
+}
+
+# A checked transfer: the peer serves CONNS connections on PORT, we run the
+# client; both must report every connection intact. Extra args go to our
+# client; SERVER_ARGS to the peer's server.
+xfer_both()	# PORT CONNS BYTES [CLIENT_ARG...]
+{
+	local p=$1 n=$2 b=$3
+	shift 3
+	peer_server "${SERVER_ARGS:-} -n $n" "$p"
+	timeout 200 "$xfer" client "$@" -n "$n" -b "$b" "$SDP_PEER" "$p" >"$tmp/client.$p" 2>&1
+	c_rc=$?
+	sdp_peer "for _ in \$(seq 1000); do [ -e /tmp/xfer.$p.rc ] && break; sleep 0.2; done
+		cat /tmp/xfer.$p" >"$tmp/server.$p"
+	sed 's/^/#   here: /' "$tmp/client.$p"
+	sed 's/^/#   peer: /' "$tmp/server.$p"
+	[ $c_rc -eq 0 ] && [ "$(grep -c ' ok ' "$tmp/client.$p")" -eq "$n" ] &&
+		[ "$(grep -c ' ok ' "$tmp/server.$p")" -eq "$n" ]
+}
+
+# Every connection of the last transfer on PORT ran over TRANSPORT at both ends.
+all_on()	# PORT TRANSPORT
+{
+	! grep -v "transport $2 " "$tmp/client.$1" | grep -q '^conn' &&
+		! grep -v "transport $2 " "$tmp/server.$1" | grep -q '^conn'
+}
+
+ktap_plan 7
+
+# 1. RDMA across the wire: 8 connections, 2 MiB each way each.
+port=$((port + 1))
+wire_mark
+rdma_xfer() { xfer_both $port 8 $((2 << 20)) && all_on $port 1 && wire_proven $((2 << 20)) 8 lossy; }
+ktap_check "8 connections, 2 MiB each way at once, intact, over RDMA across the wire" rdma_xfer
+
+# 2. The oracle: the same over TCP.
+port=$((port + 1))
+tcp_xfer() { SERVER_ARGS=-t xfer_both $port 8 $((2 << 20)) -t && echo "# PROOF tcp"; }
+ktap_check "the same over TCP (the oracle), intact" tcp_xfer
+
+# 3. Fallback: the peer's SDP is disabled, so its listener serves TCP only;
+# our connects are refused over RDMA and fall back.
+port=$((port + 1))
+sdp_peer 'echo 0 >/proc/sys/net/sdp/enabled'
+rejected=$(sdp_stat FallbackRejected) cached=$(sdp_stat FallbackCached)
+# the first is refused, the others find the destination in the negative cache
+fb_xfer() { xfer_both $port 4 $((1 << 20)) && all_on $port 2 &&
+	    [ "$(sdp_stat FallbackRejected)" -eq $((rejected + 1)) ] &&
+	    [ "$(sdp_stat FallbackCached)" -eq $((cached + 3)) ] &&
+	    echo "# PROOF fallback reasons Rejected, Cached x3"; }
+ktap_check "a peer whose SDP is off: 4 connections fall back to TCP, intact" fb_xfer
+sdp_peer 'echo 1 >/proc/sys/net/sdp/enabled'
+
+# 4. The link goes down for 3 s in the middle of a transfer: each connection
+# completes intact or ends with an error (the QP's retries ran out), no hang;
+# then RDMA works again.
+port=$((port + 1))
+( sleep 2; ip link set eth0 down; sleep 3; ip link set eth0 up ) &
+flap=$!
+t0=$(date +%s)
+xfer_both $port 2 $((32 << 20))
+wait $flap
+elapsed=$(($(date +%s) - t0))
+flap_ok()
+{
+	# no connection hung, and none lost or mangled a byte unnoticed
+	[ "$elapsed" -lt 150 ] && ! grep -q 'bad-at [0-9]' "$tmp/client.$port" "$tmp/server.$port" || return 1
+	echo "# after ${elapsed}s: $(grep -c ' ok ' "$tmp/client.$port") of 2 intact, the rest ended with an error"
+	port=$((port + 1))
+	sleep 2
+	wire_mark
+	xfer_both $port 2 $((1 << 20)) && all_on $port 1 && wire_proven $((1 << 20)) 2 lossy
+}
+ktap_check "link down 3 s mid-transfer: intact or a clean error, no hang; RDMA again after" flap_ok
+
+# 5. Loss and reordering on both NICs: RDMA's retransmissions keep every byte.
+port=$((port + 1))
+tc qdisc add dev eth0 root netem loss 1% delay 1ms reorder 10% 50%
+sdp_peer 'tc qdisc add dev eth0 root netem loss 1% delay 1ms reorder 10% 50%'
+wire_mark
+lossy_xfer() { xfer_both $port 2 $((4 << 20)) && all_on $port 1 && wire_proven $((4 << 20)) 2 lossy; }
+ktap_check "1% loss and reordering both ways: 2 connections intact over RDMA" lossy_xfer
+tc qdisc del dev eth0 root
+sdp_peer 'tc qdisc del dev eth0 root'
+
+# 6. The peer's kernel log stayed clean until now.
+KTAP_CLASS=local
+peer_log_clean() { sdp_peer 'if sdp_splat_since "$(cat /run/wire-mark)"; then false; fi' | sed 's/^/#   peer: /'
+		   return "${PIPESTATUS[0]}"; }
+ktap_check "the peer's kernel log is clean" peer_log_clean
+KTAP_CLASS=
+
+# 7. The peer host dies mid-transfer (reset, no goodbye): our sockets end
+# with an error within the keepalive / user-timeout bound, nothing hangs.
+port=$((port + 1))
+peer_server "-n 2" $port
+timeout 90 "$xfer" client -K -n 2 -b $((512 << 20)) "$SDP_PEER" $port >"$tmp/client.dead" 2>&1 &
+client=$!
+sleep 3
+t0=$(date +%s)
+sdp_peer 'echo b >/proc/sysrq-trigger' >/dev/null 2>&1
+wait $client
+dead_rc=$?
+elapsed=$(($(date +%s) - t0))
+sed 's/^/#   here: /' "$tmp/client.dead"
+dead_ok()
+{
+	[ $dead_rc -ne 0 ] && [ $dead_rc -ne 124 ] && [ "$elapsed" -lt 60 ] &&
+		[ "$(grep -c 'FAIL.*transport 1' "$tmp/client.dead")" -eq 2 ] || return 1
+	echo "# PROOF rdma: both RDMA connections ended with an error ${elapsed}s after the peer died"
+}
+ktap_check "the peer host dies mid-transfer: our RDMA sockets fail within 60 s" dead_ok
+ktap_finished
