@@ -6,6 +6,8 @@
 #   make check      the kselftests in VMs on Debian's 6.1 and 6.12 kernels
 #   make demo       show SDP against TCP in a throwaway VM
 #   make bench      SDP against verbs, rsockets and TCP: table, CSV, plot
+#   make deb        Debian packages sdp-dkms, sdp-utils, sdp-dev (build/deb/)
+#   make check-debug  the suite on a debug kernel (KASAN, lockdep, kmemleak)
 #   make C=1        also run sparse on the module
 #   KVER=/KDIR=     build for another kernel (KDIR: its build tree)
 #
@@ -17,7 +19,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 # Warnings fail our builds (dkms.conf calls kbuild directly, without -Werror).
 WERROR ?= -Werror
 
-.PHONY: all module userspace headers-present check demo bench install clean
+.PHONY: all module userspace headers-present check demo bench deb install clean
 
 all: module userspace
 
@@ -41,6 +43,9 @@ demo:
 
 bench:
 	scripts/bench
+
+deb:
+	scripts/deb
 
 # On a host with RDMA: then `depmod -a $(KVER); modprobe sdp`.
 install: all

@@ -19,6 +19,7 @@ PKGS=(
 	qemu-system-x86 busybox-static kmod cpio iproute2 util-linux
 	rdma-core ibverbs-utils rdmacm-utils perftest libibverbs-dev librdmacm-dev
 	socat netcat-openbsd curl python3 iperf3 qperf procps bc gnuplot-nox
+	dkms fakeroot lintian
 )
 
 SDP_CACHE=${SDP_CACHE:-/var/cache/sdp-dev}

@@ -1,0 +1,85 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The Debian packages (make deb) as a user installs them, with the module
+# DKMS built for this kernel: scripts/dkms-check ran the package's dkms
+# steps on the host (dkms add, then the kernel install hook's dkms
+# autoinstall), natively, since a module build takes six minutes under
+# emulation; here the packages install (their postinst then finds the
+# module built), modprobe loads it from DKMS's place, a program under the
+# installed sdp_run moves a file over RDMA, and purging cleans up. The
+# module under test is put back at the end.
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+debs=${SDP_DEBS:-}
+ko=${SDP_KO:-}
+dkms_ko=${SDP_DKMS_KO:-}
+kver=$(uname -r)
+[ -d "$debs" ] && [ -r "$ko" ] && [ -r "$dkms_ko" ] ||
+	{ echo "# set SDP_DEBS (make deb), SDP_KO and SDP_DKMS_KO (scripts/dkms-check)"; exit $KSFT_SKIP; }
+tmp=$(mktemp -d)
+cleanup()
+{
+	dpkg -P sdp-dkms sdp-utils sdp-dev >/dev/null 2>&1
+	rmmod sdp 2>/dev/null
+	umount /lib/modules 2>/dev/null
+	umount "$tmp/ovl" 2>/dev/null
+	insmod "$ko"
+	kill $(jobs -p) 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# The guest's /lib/modules is the kernel's, read-only: an overlay takes
+# what DKMS installed. The guest's /etc is a throwaway overlay too.
+mkdir -p "$tmp/ovl"
+mount -t tmpfs tmpfs "$tmp/ovl" && mkdir -p "$tmp/ovl/u" "$tmp/ovl/w" &&
+	mount -t overlay overlay -o "lowerdir=/lib/modules,upperdir=$tmp/ovl/u,workdir=$tmp/ovl/w" /lib/modules ||
+	{ echo "# cannot make /lib/modules writable"; exit 1; }
+install -D -m 0644 "$dkms_ko" "/lib/modules/$kver/updates/dkms/sdp.ko"
+depmod "$kver"
+mkdir -p /etc/dkms
+touch /etc/dkms/no-autoinstall
+
+ktap_plan 4
+KTAP_CLASS=local
+
+# Runs a command; on failure shows the tail of LOG.
+logged()	# LOG COMMAND...
+{
+	local log=$1
+	shift
+	"$@" && return 0
+	sed 's/^/#   /' "$log" | tail -n 30
+	return 1
+}
+
+installed() { dpkg -i "$debs"/sdp-dkms_*.deb "$debs"/sdp-utils_*.deb "$debs"/sdp-dev_*.deb \
+		>"$tmp/dpkg" 2>&1 && dkms status -m sdp | grep -q added &&
+	      [ -x /usr/bin/sdp_run ] && [ -r /usr/include/linux/sdp.h ] &&
+	      dpkg-query -W -f='${Conffiles}' sdp-utils | grep -q /etc/sdp.conf; }
+ktap_check "the packages install: the module's source added to DKMS, the tools, the header, /etc/sdp.conf a conffile" \
+	logged "$tmp/dpkg" installed
+
+from_dkms() { rmmod sdp && modprobe sdp && [ "$(modinfo -n sdp)" != "${ko}" ] &&
+	      modinfo -n sdp | grep -q "/lib/modules/$kver/updates/dkms/sdp.ko"; }
+ktap_check "modprobe sdp loads the module DKMS built" from_dkms
+
+# The installed tools, the DKMS module: a file over RDMA.
+head -c $((2 << 20)) /dev/urandom >"$tmp/in"
+sdp_rdma_mark
+timeout 60 /usr/bin/sdp_run socat -u TCP4-LISTEN:7301,bind=$SDP_A,reuseaddr "OPEN:$tmp/out,creat,trunc" &
+srv=$!
+sdp_wait_listen 7301
+timeout 60 /usr/bin/sdp_run socat -u "OPEN:$tmp/in" TCP4:$SDP_A:7301
+wait $srv
+over_rdma() { cmp -s "$tmp/in" "$tmp/out" && sdp_rdma_proven $((2 << 20)) 1 0; }
+KTAP_CLASS=
+ktap_check "/usr/bin/sdp_run socat, as installed: a file intact over RDMA" over_rdma
+KTAP_CLASS=local
+
+removed() { rmmod sdp && dpkg -P sdp-dkms sdp-utils sdp-dev >"$tmp/dpkg" 2>&1 &&
+	    ! dkms status -m sdp | grep -q . && [ ! -e /usr/bin/sdp_run ] &&
+	    [ ! -e /usr/src/sdp-* ] && [ ! -e /etc/sdp.conf ]; }
+ktap_check "purging removes the source, the tools, the header and /etc/sdp.conf" logged "$tmp/dpkg" removed
+ktap_finished
