@@ -4,6 +4,8 @@
 #                   needs only that kernel's headers, installs nothing
 #   make install    install sdp.ko (for KVER), libsdp.so, sdp_run, man pages
 #   make check      the kselftests in VMs on Debian's 6.1 and 6.12 kernels
+#   make check-debug  the same on a 6.1 debug kernel (KASAN, lockdep, kmemleak,
+#                   ...) built once from Debian's source (scripts/debug-kernel)
 #   make demo       show SDP against TCP in a throwaway VM
 #   make bench      SDP against verbs, rsockets and TCP: table, CSV, plot
 #   make C=1        also run sparse on the module
@@ -17,7 +19,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 # Warnings fail our builds (dkms.conf calls kbuild directly, without -Werror).
 WERROR ?= -Werror
 
-.PHONY: all module userspace headers-present check demo bench install clean
+.PHONY: all module userspace headers-present check check-debug demo bench install clean
 
 all: module userspace
 
@@ -35,6 +37,9 @@ userspace:
 
 check:
 	scripts/check
+
+check-debug:
+	scripts/check-debug
 
 demo:
 	scripts/demo
