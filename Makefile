@@ -4,10 +4,11 @@
 #                   needs only that kernel's headers, installs nothing
 #   make install    install sdp.ko (for KVER), libsdp.so, sdp_run, man pages
 #   make check      the kselftests in VMs on Debian's 6.1 and 6.12 kernels
+#   make check-debug  the same on a 6.1 debug kernel (KASAN, lockdep, kmemleak,
+#                   ...) built once from Debian's source (scripts/debug-kernel)
 #   make demo       show SDP against TCP in a throwaway VM
 #   make bench      SDP against verbs, rsockets and TCP: table, CSV, plot
 #   make deb        Debian packages sdp-dkms, sdp-utils, sdp-dev (build/deb/)
-#   make check-debug  the suite on a debug kernel (KASAN, lockdep, kmemleak)
 #   make C=1        also run sparse on the module
 #   KVER=/KDIR=     build for another kernel (KDIR: its build tree)
 #
@@ -19,7 +20,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 # Warnings fail our builds (dkms.conf calls kbuild directly, without -Werror).
 WERROR ?= -Werror
 
-.PHONY: all module userspace headers-present check demo bench deb install clean
+.PHONY: all module userspace headers-present check check-debug demo bench deb install clean
 
 all: module userspace
 
@@ -37,6 +38,9 @@ userspace:
 
 check:
 	scripts/check
+
+check-debug:
+	scripts/check-debug
 
 demo:
 	scripts/demo

@@ -11,6 +11,7 @@
 #   scripts/deps.sh --kroot KVER     the unpacked image (boot/, lib/modules/)
 #   scripts/deps.sh --kdir KVER      its headers, to build modules against
 #   scripts/deps.sh --kselftest      kselftest_harness.h and kselftest.h
+#   scripts/deps.sh --kbuild-deps    what building a kernel takes (scripts/debug-kernel)
 set -euo pipefail
 
 PKGS=(
@@ -21,6 +22,8 @@ PKGS=(
 	socat netcat-openbsd curl python3 iperf3 qperf procps bc gnuplot-nox
 	dkms fakeroot lintian
 )
+# Building a whole kernel (scripts/debug-kernel), on top of PKGS.
+KBUILD_PKGS=(flex bison bc libelf-dev libssl-dev cpio linux-source-6.1 xz-utils)
 
 SDP_CACHE=${SDP_CACHE:-/var/cache/sdp-dev}
 
@@ -148,5 +151,6 @@ case "${1:-}" in
 --kroot) kroot_of "$2" ;;
 --kdir) kdir_of "$2" ;;
 --kselftest) kselftest ;;
+--kbuild-deps) install_pkgs "${PKGS[@]}" "${KBUILD_PKGS[@]}" ;;
 *) die "unknown argument $1" ;;
 esac
