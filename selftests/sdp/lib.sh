@@ -167,7 +167,7 @@ sdp_socat_addr() { printf 'x%04x%s0000000000000000' "$2" "$(printf '%02x' ${1//.
 
 # Kernel log lines that mean a kernel bug, whoever caused them: a test that
 # ran when one was logged fails (run_kselftest.sh, check-guest).
-SDP_SPLAT_RE='BUG:|WARNING:|Oops|general protection|Kernel panic|kernel BUG|UBSAN:|KASAN:|KFENCE:|refcount_t:|list_(add|del) corruption|kmemleak:.*(leak|error)|unreferenced object|INFO: task .* blocked for more than|soft lockup|hard LOCKUP|rcu: INFO|detected stall|self-detected stall|possible circular locking|possible recursive locking|inconsistent lock state|sleeping function called from invalid context|scheduling while atomic|suspicious RCU usage|DEBUG_LOCKS_WARN_ON|ODEBUG:|Call Trace:|page allocation failure|stack-protector|Unable to handle kernel'
+SDP_SPLAT_RE='BUG:|WARNING:|Oops|general protection|Kernel panic|kernel BUG|UBSAN:|KASAN:|KFENCE:|refcount_t:|list_(add|del) corruption|kmemleak: [0-9]+ new suspected|unreferenced object|INFO: task .* blocked for more than|soft lockup|hard LOCKUP|rcu: INFO|detected stall|self-detected stall|possible circular locking|possible recursive locking|inconsistent lock state|sleeping function called from invalid context|scheduling while atomic|suspicious RCU usage|DEBUG_LOCKS_WARN_ON|ODEBUG:|Call Trace:|page allocation failure|stack-protector|Unable to handle kernel'
 
 # sdp_kmsg_mark NAME: put a unique marker into the kernel log; prints it.
 sdp_kmsg_mark()
