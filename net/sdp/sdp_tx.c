@@ -367,12 +367,17 @@ static int sdp_wait_space(struct sdp_sock *ssk, long *timeo)
 			return -EPIPE;
 		if (READ_ONCE(ssk->tx_free_slots))
 			return 0;
+		/*
+		 * Before -EAGAIN too, as sk_stream_wait_memory(): completions
+		 * wake writers only when this is set, and an edge-triggered
+		 * epoll sender that got -EAGAIN waits for that EPOLLOUT.
+		 */
+		sk_set_bit(SOCKWQ_ASYNC_NOSPACE, sk);
+		set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
 		if (!*timeo)
 			return -EAGAIN;
 		if (signal_pending(current))
 			return sock_intr_errno(*timeo);
-		sk_set_bit(SOCKWQ_ASYNC_NOSPACE, sk);
-		set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
 		add_wait_queue(sk_sleep(sk), &wait);
 		sk_wait_event(sk, timeo, READ_ONCE(ssk->tx_free_slots) ||
 			      test_bit(SDP_F_DEFERRED, &ssk->flags) ||
