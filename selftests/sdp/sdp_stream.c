@@ -482,8 +482,14 @@ TEST_F(pair, so_linger_timeout_delivers)
 	t0 = sdp_now();
 	close(self->cfd);
 	self->cfd = -1;
-	/* it lingered until the late reader took the data */
-	EXPECT_LE(0.4, sdp_now() - t0);
+	/*
+	 * Over RDMA it lingered until the late reader took the data: what
+	 * was left waited for the credits only reading returns. TCP lingers
+	 * only until the peer's kernel has acknowledged the data, which 6.12
+	 * does before the reader reads: no lower bound holds for TCP.
+	 */
+	if (variant->sdp && sdp_expected_transport() == SDP_TRANSPORT_RDMA)
+		EXPECT_LE(0.4, sdp_now() - t0);
 	EXPECT_GT(10.0, sdp_now() - t0);
 	pthread_join(t, NULL);
 	ASSERT_EQ(sent, r.got);
@@ -814,6 +820,69 @@ static void *delayed_send(void *arg)
 	usleep(d->ms * 1000);
 	send(d->fd, "z", 1, MSG_NOSIGNAL);
 	return NULL;
+}
+
+struct slow_drain {
+	int fd;
+	size_t got;
+	volatile bool stop;
+};
+
+/* A slow reader: at most 64 KiB every 20 ms, until told to stop. */
+static void *slow_drain(void *arg)
+{
+	struct slow_drain *d = arg;
+	static char buf[65536];
+	ssize_t n;
+
+	while (!d->stop) {
+		usleep(20000);
+		n = recv(d->fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n > 0)
+			d->got += n;
+		else if (n == 0 || errno != EAGAIN)
+			break;
+	}
+	return NULL;
+}
+
+/*
+ * A non-blocking sender that got EAGAIN waits for EPOLLOUT on an
+ * edge-triggered epoll: the room the reader makes must wake it, as TCP's
+ * does (an event-loop server sending a large body depends on it).
+ */
+TEST_F(pair, epoll_et_wakes_sender_after_eagain)
+{
+	struct epoll_event ev = { .events = EPOLLOUT | EPOLLET };
+	struct slow_drain d = { .fd = self->sfd };
+	static char buf[65536];
+	pthread_t t;
+	int ep, rounds;
+	ssize_t n;
+
+	/* small buffers: each round fills quickly, whatever the kernel's autotuning */
+	ASSERT_EQ(0, sdp_setint(self->cfd, SOL_SOCKET, SO_SNDBUF, 65536));
+	ASSERT_EQ(0, sdp_setint(self->sfd, SOL_SOCKET, SO_RCVBUF, 65536));
+	ep = epoll_create1(0);
+	ASSERT_LE(0, ep);
+	ASSERT_EQ(0, fcntl(self->cfd, F_SETFL, O_NONBLOCK));
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, self->cfd, &ev));
+	ASSERT_EQ(1, epoll_wait(ep, &ev, 1, 1000));	/* writable at first */
+	ASSERT_EQ(0, pthread_create(&t, NULL, slow_drain, &d));
+	/* several times: fill to EAGAIN, then only the edge may wake us */
+	for (rounds = 0; rounds < 3; rounds++) {
+		while ((n = send(self->cfd, buf, sizeof(buf), 0)) > 0)
+			;
+		ASSERT_EQ(EAGAIN, errno);
+		EXPECT_EQ(1, epoll_wait(ep, &ev, 1, 5000)) TH_LOG("no EPOLLOUT after EAGAIN (round %d)", rounds);
+		EXPECT_TRUE(ev.events & EPOLLOUT);
+		if (!_metadata->passed)
+			break;
+	}
+	d.stop = true;
+	pthread_join(t, NULL);
+	EXPECT_LT(0, d.got);
+	close(ep);
 }
 
 TEST_F(pair, epoll_wakes_sleeping_waiter)
@@ -1747,62 +1816,73 @@ TEST_F(sdp, rings_grow_with_use)
 	EXPECT_EQ(0, ib.tx_bufs_held);
 }
 
-struct drain {
-	int fd;
-	size_t want, got;
-};
-
-/* Reads @want bytes as they come, so that credits never hold the writer. */
-static void *drain(void *arg)
+/*
+ * Data messages (control ones left out) that @bursts bursts of @n one-byte
+ * writes make. Before each burst the reader has taken everything and the
+ * peer has returned enough credits for the burst, so that credits never
+ * merge writes: what merges them is Nagle alone. -1 on a failure.
+ */
+static long long burst_msgs(int a, int b, int bursts, int n)
 {
-	struct drain *d = arg;
-	char buf[4096];
-	ssize_t n;
+	struct sdp_info before, after, now;
+	char buf[64];
+	int i, j, k;
 
-	while (d->got < d->want && (n = recv(d->fd, buf, sizeof(buf), 0)) > 0)
-		d->got += n;
-	return NULL;
+	if (n > (int)sizeof(buf) || sdp_info(a, &before))
+		return -1;
+	for (i = 0; i < bursts; i++) {
+		for (k = 0; k < 500; k++) {
+			if (sdp_info(a, &now))
+				return -1;
+			if (now.tx_credits > (unsigned int)n + 1)
+				break;
+			usleep(10000);
+		}
+		if (k == 500)
+			return -1;
+		for (j = 0; j < n; j++)
+			if (send(a, "x", 1, 0) != 1)
+				return -1;
+		for (j = 0; j < n; j += k) {
+			if (!(sdp_poll1(b, POLLIN, 5000) & POLLIN))
+				return -1;
+			k = recv(b, buf, n - j, 0);
+			if (k <= 0)
+				return -1;
+		}
+	}
+	if (sdp_info(a, &after))
+		return -1;
+	return (after.tx_msgs - after.tx_credit_updates) -
+	       (before.tx_msgs - before.tx_credit_updates);
 }
 
-/* Messages @n one-byte writes in a row make, with the reader keeping up. */
-static long long small_writes_msgs(int a, int b, int n)
-{
-	struct drain d = { .fd = b, .want = n };
-	struct sdp_info before, after;
-	pthread_t t;
-	int i;
-
-	if (sdp_info(a, &before) || pthread_create(&t, NULL, drain, &d))
-		return -1;
-	for (i = 0; i < n; i++)
-		if (send(a, "x", 1, 0) != 1)
-			break;
-	pthread_join(t, NULL);
-	if (d.got != (size_t)n || sdp_info(a, &after))
-		return -1;
-	return after.tx_msgs - before.tx_msgs;
-}
-
-/* Nagle: many small writes become few messages, unless TCP_NODELAY. */
+/* Nagle: small writes while a message is in flight merge, unless TCP_NODELAY. */
 TEST_F(sdp, nagle_coalesces_small_writes)
 {
+	const int bursts = 64, n = 8;
 	long long nagle, nodelay;
 
 	NEED_RDMA();
 
-	/* full rings first: credits should not be what merges writes */
+	/* rings grown first, so that a burst's credits are there */
 	ASSERT_EQ(4 << 20, bulk_transfer(self->a, self->b, 4 << 20));
-	nagle = small_writes_msgs(self->a, self->b, 1000);
+	nagle = burst_msgs(self->a, self->b, bursts, n);
 	ASSERT_LE(0, nagle);
 	ASSERT_EQ(0, sdp_setint(self->a, SOL_TCP, TCP_NODELAY, 1));
-	nodelay = small_writes_msgs(self->a, self->b, 1000);
+	nodelay = burst_msgs(self->a, self->b, bursts, n);
 	ASSERT_LE(0, nodelay);
-	TH_LOG("1000 writes of 1 B: %lld messages with Nagle, %lld with TCP_NODELAY",
-	       nagle, nodelay);
-	/* one message in flight at a time: it waits for each completion */
-	EXPECT_GT(200, nagle);
-	/* each write goes when it can; only a stall on credits merges them */
-	EXPECT_LE(nagle * 3, nodelay);
+	TH_LOG("%d bursts of %d writes of 1 B: %lld messages with Nagle, %lld with TCP_NODELAY",
+	       bursts, n, nagle, nodelay);
+	/* every write its own message, at once */
+	EXPECT_EQ(bursts * n, nodelay);
+	/*
+	 * Each burst's first write goes alone; how many of the rest find it
+	 * still in flight depends on how fast the device completes sends
+	 * (6.12's rxe completes later than 6.1's), but some do.
+	 */
+	EXPECT_LE(bursts, nagle);
+	EXPECT_GT(bursts * n, nagle);
 }
 
 /* Keepalive probes go out on an idle connection, and only with SO_KEEPALIVE. */
