@@ -57,7 +57,7 @@ extern int sdp_family;
 #define SDP_BIND_TRIES		8
 /* rnr_retry_count 7 would retry forever; a peer overrunning us is a bug. */
 #define SDP_RNR_RETRY		6
-#define SDP_RETRY		7
+#define SDP_RETRY		6
 /* TCP_CORK and MSG_MORE hold a partial message at most this long (as TCP). */
 #define SDP_CORK_TIMEOUT	(HZ / 5)
 /* Default net.sdp.recv_poll_us. */
