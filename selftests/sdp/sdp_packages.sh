@@ -54,8 +54,11 @@ logged()	# LOG COMMAND...
 	return 1
 }
 
+# (with autoinstall off the postinst stops before its dkms add: done here)
 installed() { dpkg -i "$debs"/sdp-dkms_*.deb "$debs"/sdp-utils_*.deb "$debs"/sdp-dev_*.deb \
-		>"$tmp/dpkg" 2>&1 && dkms status -m sdp | grep -q added &&
+		>"$tmp/dpkg" 2>&1 && [ -r /usr/src/sdp-*/dkms.conf ] &&
+	      dkms add -m sdp -v "$(dpkg-query -W -f='${Version}' sdp-dkms)" >>"$tmp/dpkg" 2>&1 &&
+	      dkms status -m sdp | grep -q added &&
 	      [ -x /usr/bin/sdp_run ] && [ -r /usr/include/linux/sdp.h ] &&
 	      dpkg-query -W -f='${Conffiles}' sdp-utils | grep -q /etc/sdp.conf; }
 ktap_check "the packages install: the module's source added to DKMS, the tools, the header, /etc/sdp.conf a conffile" \
