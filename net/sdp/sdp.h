@@ -57,7 +57,14 @@ extern int sdp_family;
 #define SDP_BIND_TRIES		8
 /* rnr_retry_count 7 would retry forever; a peer overrunning us is a bug. */
 #define SDP_RNR_RETRY		6
+/*
+ * A silent peer fails a send after SDP_RETRY retries SDP_ACK_TIMEOUT apart
+ * (4.096 us << 20: 4.3 s), some 30 s in all: a link down for seconds is
+ * survived, a dead host is noticed. Soft-RoCE reads a retry count of 7
+ * as "forever".
+ */
 #define SDP_RETRY		6
+#define SDP_ACK_TIMEOUT		20
 /* TCP_CORK and MSG_MORE hold a partial message at most this long (as TCP). */
 #define SDP_CORK_TIMEOUT	(HZ / 5)
 /* Default net.sdp.recv_poll_us. */
@@ -385,7 +392,8 @@ void sdp_addr_unmap(struct sockaddr_storage *addr);
 void sdp_bsdh_hello(struct sdp_bsdh *h, u8 mid, u32 len, u16 bufs);
 bool sdp_size_ok(u32 size);
 bool sdp_bufs_ok(u16 bufs);
-void sdp_conn_param(struct rdma_conn_param *p, const void *data, u8 len);
+int sdp_conn_param(struct rdma_cm_id *id, struct rdma_conn_param *p,
+		   const void *data, u8 len);
 void sdp_established(struct sdp_sock *ssk, struct rdma_cm_id *id);
 int sdp_cm_connect(struct sdp_sock *ssk, const struct sockaddr_storage *dst);
 int sdp_cm_listen(struct sdp_sock *ssk);

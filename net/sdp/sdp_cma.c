@@ -38,7 +38,9 @@ bool sdp_bufs_ok(u16 bufs)
 	return bufs > SDP_CTRL_CREDITS + 1 && bufs < SDP_MAX_BUFS;
 }
 
-void sdp_conn_param(struct rdma_conn_param *p, const void *data, u8 len)
+/* The CM parameters of either end, and its QP's ACK timeout. */
+int sdp_conn_param(struct rdma_cm_id *id, struct rdma_conn_param *p,
+		   const void *data, u8 len)
 {
 	memset(p, 0, sizeof(*p));
 	p->private_data = data;
@@ -46,6 +48,7 @@ void sdp_conn_param(struct rdma_conn_param *p, const void *data, u8 len)
 	p->flow_control = 1;
 	p->retry_count = SDP_RETRY;
 	p->rnr_retry_count = SDP_RNR_RETRY;
+	return rdma_set_ack_timeout(id, SDP_ACK_TIMEOUT);
 }
 
 /*
@@ -187,7 +190,9 @@ static int sdp_cm_route_resolved(struct sdp_sock *ssk, struct rdma_cm_id *id)
 							SDP_IPV_CAP_IPV4;
 	hh.desremrcvsz = cpu_to_be32(c->rcv_size);
 	hh.localrcvsz = cpu_to_be32(c->rcv_size);
-	sdp_conn_param(&param, &hh, sizeof(hh));
+	err = sdp_conn_param(id, &param, &hh, sizeof(hh));
+	if (err)
+		return err;
 	memcpy(&ssk->saddr, &id->route.addr.src_addr, sizeof(ssk->saddr));
 	return rdma_connect_locked(id, &param);
 }

@@ -252,8 +252,9 @@ static int sdp_passive_accept(struct sdp_sock *child)
 	hah.majv_minv = SDP_VERSION;
 	hah.ipv_cap = hh->ipv_cap;
 	hah.actrcvsz = cpu_to_be32(c->rcv_size);
-	sdp_conn_param(&param, &hah, sizeof(hah));
-	err = rdma_accept(id, &param);
+	err = sdp_conn_param(id, &param, &hah, sizeof(hah));
+	if (!err)
+		err = rdma_accept(id, &param);
 	if (!err)
 		SDP_INC_STATS(sock_net(&child->sk), SDP_MIB_PASSIVE_OPENS);
 out:
