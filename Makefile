@@ -6,6 +6,7 @@
 #   make check      the kselftests in VMs on Debian's 6.1 and 6.12 kernels
 #   make check-debug  the same on a 6.1 debug kernel (KASAN, lockdep, kmemleak,
 #                   ...) built once from Debian's source (scripts/debug-kernel)
+#   make check-wire the two-host tests alone, the link flap included
 #   make demo       show SDP against TCP in a throwaway VM
 #   make bench      SDP against verbs, rsockets and TCP: table, CSV, plot
 #   make deb        Debian packages sdp-dkms, sdp-utils, sdp-dev (build/deb/)
@@ -20,7 +21,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 # Warnings fail our builds (dkms.conf calls kbuild directly, without -Werror).
 WERROR ?= -Werror
 
-.PHONY: all module userspace headers-present check check-debug demo bench deb install clean
+.PHONY: all module userspace headers-present check check-debug check-wire demo bench deb install clean
 
 all: module userspace
 
@@ -41,6 +42,9 @@ check:
 
 check-debug:
 	scripts/check-debug
+
+check-wire:
+	SDP_WIRE_FLAP=1 scripts/wire
 
 demo:
 	scripts/demo

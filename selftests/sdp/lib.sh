@@ -79,16 +79,15 @@ sdp_wire_up()	# ADDR
 # project tree with lib.sh loaded; prints its output, returns its status.
 sdp_peer()
 {
-	local out rc _
-	# a busy one-vCPU peer may miss a connect: again, while nothing came back
-	for _ in 1 2 3; do
-		out=$(printf 'cd %q && . selftests/sdp/lib.sh && {\n%s\n}; echo "@rc=$?"\n' \
-			"$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)" "$*" |
-			timeout 300 socat -t 300 - "TCP:${SDP_PEER:?}:7777" 2>/dev/null)
-		[ -z "$out" ] || break
-		sleep 1
-	done
+	local out rc err
+	err=$(mktemp)
+	# socat retries a connect the busy one-vCPU peer missed; never a command
+	out=$(printf 'cd %q && . selftests/sdp/lib.sh && {\n%s\n}; echo "@rc=$?"\n' \
+		"$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)" "$*" |
+		timeout 300 socat -t 300 - "TCP:${SDP_PEER:?}:7777,retry=5,interval=1,connect-timeout=5" 2>"$err")
 	rc=$(sed -n 's/^@rc=//p' <<<"$out" | tail -n1)
+	[ -n "$rc" ] || sed 's/^/# sdp_peer: /' "$err" >&2
+	rm -f "$err"
 	sed '/^@rc=/d' <<<"$out"
 	return "${rc:-255}"
 }
