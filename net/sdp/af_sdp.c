@@ -486,7 +486,10 @@ static __poll_t sdp_poll(struct file *file, struct socket *sock, poll_table *wai
 	if (sdp_fb(ssk)) {
 		if (test_bit(SDP_F_SWITCHING, &ssk->flags))
 			return 0;
-		return ssk->tcp->ops->poll(file, ssk->tcp, NULL);
+		mask = ssk->tcp->ops->poll(file, ssk->tcp, NULL);
+		if (mask & EPOLLERR)
+			sdp_fb_mirror_err(ssk);
+		return mask;
 	}
 	state = inet_sk_state_load(sk);
 	if (state == TCP_LISTEN) {

@@ -489,6 +489,7 @@ void sdp_fb_detach(struct sdp_sock *ssk, struct socket *tcp);
 int sdp_fb_start(struct sdp_sock *ssk, int reason);
 void sdp_fb_ready(struct sdp_sock *ssk);
 int sdp_fb_errno(int reason);
+void sdp_fb_mirror_err(struct sdp_sock *ssk);
 bool sdp_fb_failed(struct sdp_sock *ssk, int reason);
 void sdp_fb_or_fail(struct sdp_sock *ssk, int reason);
 void sdp_fb_arm(struct sdp_sock *ssk);

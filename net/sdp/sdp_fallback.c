@@ -210,7 +210,21 @@ static void sdp_fb_count(struct sdp_sock *ssk, int reason)
 	SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_FALLBACK + reason);
 }
 
-/* Native errors show through SO_ERROR on the SDP socket as well. */
+/*
+ * Native errors show through SO_ERROR on the SDP socket as well, once each.
+ * tcp_reset() wakes pollers before it reports the error, so poll() mirrors
+ * too: a caller that saw EPOLLERR must find the error with SO_ERROR.
+ */
+void sdp_fb_mirror_err(struct sdp_sock *ssk)
+{
+	int err = READ_ONCE(ssk->tcp->sk->sk_err);
+
+	if (err && READ_ONCE(ssk->fb_err) != err) {
+		WRITE_ONCE(ssk->fb_err, err);
+		WRITE_ONCE(ssk->sk.sk_err, err);
+	}
+}
+
 static void sdp_fb_error_report(struct sock *t)
 {
 	struct sdp_sock *ssk;
@@ -218,12 +232,7 @@ static void sdp_fb_error_report(struct sock *t)
 	read_lock_bh(&t->sk_callback_lock);
 	ssk = t->sk_user_data;
 	if (ssk) {
-		int err = READ_ONCE(t->sk_err);
-
-		if (err) {
-			WRITE_ONCE(ssk->fb_err, err);
-			WRITE_ONCE(ssk->sk.sk_err, err);
-		}
+		sdp_fb_mirror_err(ssk);
 		ssk->tcp_error_report(t);
 	}
 	read_unlock_bh(&t->sk_callback_lock);

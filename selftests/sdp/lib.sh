@@ -114,6 +114,19 @@ sdp_rxe_counter()
 # A counter of /proc/net/sdp_stats.
 sdp_stat() { awk -v k="$1" '$1 == k { print $2 }' /proc/net/sdp_stats; }
 
+# The data packets SDP's messages make on a device: MSGS messages carrying
+# TX bytes plus a 16-byte BSDH each, one packet per path MTU and at least one
+# per message. sdp_pkt_bounds TX MSGS MTU sets pk_need (fewest: full
+# packets) and pk_most (a short tail per message, and 1/128 to spare for
+# the device's retransmissions).
+sdp_pkt_bounds()
+{
+	local wire=$(($1 + 16 * $2))
+
+	pk_need=$(((wire + $3 - 1) / $3)); [ "$pk_need" -ge "$2" ] || pk_need=$2
+	pk_most=$(($2 + wire / $3 + wire / $3 / 128))
+}
+
 # For programs whose sockets a script cannot reach (socat, curl, ...): SDP's
 # and the devices' counters since sdp_rdma_mark must show the transfer over
 # RDMA. sdp_rdma_proven PAYLOAD CONNS [SLACK [reset]]: the bytes SDP received
@@ -130,7 +143,7 @@ sdp_rdma_mark()
 }
 sdp_rdma_proven()
 {
-	local payload=$1 conns=$2 slack=${3:-65536} reset=${4:-} tx rx msgs sends pkts mtu wire lo hi try
+	local payload=$1 conns=$2 slack=${3:-65536} reset=${4:-} tx rx msgs sends pkts mtu lo hi try
 	mtu=$(ibv_devinfo -d rxe1 | awk '/active_mtu/ { print $2; exit }')
 	# completions and the last closes may lag the programs' exits a little
 	for try in $(seq 30); do
@@ -139,10 +152,8 @@ sdp_rdma_proven()
 		msgs=$(($(sdp_stat TxMsgs) - m_msgs))
 		sends=$(($(sdp_rxe_counter rdma_sends) - m_sends))
 		pkts=$(($(sdp_rxe_counter sent_pkts) - m_pkts))
-		wire=$((tx + 16 * msgs))
-		lo=$(((wire + mtu - 1) / mtu)); [ $lo -ge $msgs ] || lo=$msgs
-		lo=$((lo + msgs))
-		hi=$((2 * msgs + wire / mtu + wire / mtu / 128 + 10 * conns))
+		sdp_pkt_bounds "$tx" "$msgs" "$mtu"
+		lo=$((pk_need + msgs)) hi=$((pk_most + msgs + 10 * conns))
 		{ [ "$tx" -eq "$rx" ] || { [ -n "$reset" ] && [ "$tx" -gt "$rx" ] &&
 						[ "$tx" -le $((payload + slack)) ]; }; } &&
 			[ "$rx" -ge "$payload" ] && [ "$rx" -le $((payload + slack)) ] &&

@@ -52,9 +52,8 @@ wire_proven()	# PAYLOAD CONNS [lossy]
 		peer_rcvd=$(($(peer_ctr rcvd_pkts) - w_peer_rcvd))
 		peer_sent=$(($(peer_ctr sent_pkts) - w_peer_sent))
 		peer_msgs=$(($(peer_stat TxMsgs) - w_peer_msgs))
-		need=$(((tx + 16 * msgs + mtu - 1) / mtu)); [ $need -ge $msgs ] || need=$msgs
-		lo=$((need + peer_msgs))
-		hi=$((msgs + (tx + 16 * msgs) / mtu + tx / mtu / 128 + peer_msgs + 10 * conns))
+		sdp_pkt_bounds "$tx" "$msgs" "$mtu"
+		need=$pk_need lo=$((pk_need + peer_msgs)) hi=$((pk_most + peer_msgs + 10 * conns))
 		[ -z "$lossy" ] || hi=$((sent + 1))
 		[ "$tx" -ge $((conns * payload)) ] && [ "$tx" -le $((conns * (payload + 64))) ] &&
 			[ "$rx" -eq $((conns * payload)) ] &&
