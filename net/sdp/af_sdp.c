@@ -84,6 +84,7 @@ struct sdp_sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern)
 	timer_setup(&ssk->cork_timer, sdp_cork_timer, 0);
 	timer_setup(&ssk->fin_timer, sdp_fin_timer, 0);
 	timer_setup(&ssk->ka_timer, sdp_keepalive_timer, 0);
+	timer_setup(&ssk->tx_timer, sdp_tx_timer, 0);
 	sdp_fb_init(ssk);
 	return ssk;
 }

@@ -65,6 +65,12 @@ extern int sdp_family;
  */
 #define SDP_RETRY		6
 #define SDP_ACK_TIMEOUT		20
+/*
+ * A send the device neither completes nor fails within twice those retries
+ * ends the connection (ETIMEDOUT) when TCP_USER_TIMEOUT is not set: a
+ * provider that stalls must not hang its sender.
+ */
+#define SDP_TX_STALL_MS		60000
 /* TCP_CORK and MSG_MORE hold a partial message at most this long (as TCP). */
 #define SDP_CORK_TIMEOUT	(HZ / 5)
 /* Default net.sdp.recv_poll_us. */
@@ -179,6 +185,7 @@ enum {
 	SDP_F_RCVD_DISCONN,	/* the peer's DisConn arrived */
 	SDP_F_FIN_TIMEOUT,	/* an orphan lingered too long */
 	SDP_F_KEEPALIVE,	/* the keepalive timer fired */
+	SDP_F_TX_TIMEOUT,	/* the send progress timer fired */
 	SDP_F_CM_GONE,		/* the QP was disconnected (by us or the peer) */
 	SDP_F_DESTROYED,	/* sdp_destroy() ran */
 	SDP_F_STOPPING,		/* a listener is dropping its children */
@@ -217,6 +224,7 @@ enum sdp_mib_field {
 	SDP_MIB_BAD_BUFS,		/* bufs beyond what the peer posted */
 	SDP_MIB_BAD_CREDITS,		/* peer sent beyond the credits we gave */
 	SDP_MIB_QP_ERROR,		/* work request failed */
+	SDP_MIB_TX_TIMEOUT,		/* no send progress: TCP_USER_TIMEOUT */
 	SDP_MIB_DEVICE_REMOVED,		/* connections lost with their device */
 	SDP_MIB_TX_MSGS,
 	SDP_MIB_RX_MSGS,
@@ -324,6 +332,9 @@ struct sdp_sock {
 	struct timer_list	fin_timer;
 	struct timer_list	ka_timer;
 	unsigned long		rx_stamp;	/* jiffies of the last message in */
+	struct timer_list	tx_timer;	/* bounds a send's progress */
+	unsigned long		tx_stamp;	/* since when it waits, or progressed */
+	bool			tx_waiting;
 	char			ibdev[IB_DEVICE_NAME_MAX];
 
 	/* cached SOL_TCP options (the values live in the native socket) */
@@ -455,6 +466,8 @@ void sdp_keepalive_reset(struct sdp_sock *ssk);
 void sdp_keepalive(struct sdp_sock *ssk);
 void sdp_set_keepalive(struct sock *sk, int on);
 void sdp_keepalive_timer(struct timer_list *t);
+void sdp_tx_watch(struct sdp_sock *ssk, bool rearm);
+void sdp_tx_timer(struct timer_list *t);
 
 /* sdp_close.c */
 void sdp_teardown_init(struct sdp_sock *ssk);

@@ -112,6 +112,7 @@ void sdp_done(struct sock *sk, int err)
 	sk_stop_timer(sk, &ssk->cork_timer);
 	sk_stop_timer(sk, &ssk->fin_timer);
 	sk_stop_timer(sk, &ssk->ka_timer);
+	sk_stop_timer(sk, &ssk->tx_timer);
 	sk_stop_timer(sk, &ssk->conn_timer);
 	sdp_update_counts(ssk);
 	if (!sock_flag(sk, SOCK_DEAD)) {
@@ -187,6 +188,7 @@ void sdp_destroy(struct sdp_sock *ssk)
 	sk_stop_timer(sk, &ssk->cork_timer);
 	sk_stop_timer(sk, &ssk->fin_timer);
 	sk_stop_timer(sk, &ssk->ka_timer);
+	sk_stop_timer(sk, &ssk->tx_timer);
 	sk_stop_timer(sk, &ssk->conn_timer);
 	release_sock(sk);
 	/*

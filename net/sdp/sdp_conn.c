@@ -333,6 +333,8 @@ void sdp_process(struct sdp_sock *ssk)
 	sdp_rx_reap(ssk);
 	if (ssk->conn)
 		sdp_tx_push(ssk, test_and_clear_bit(SDP_F_PUSH, &ssk->flags));
+	if (ssk->conn)
+		sdp_tx_watch(ssk, test_and_clear_bit(SDP_F_TX_TIMEOUT, &ssk->flags));
 	sdp_update_counts(ssk);
 }
 

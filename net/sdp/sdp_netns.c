@@ -48,6 +48,7 @@ static const char * const sdp_mib_names[SDP_MIB_MAX] = {
 	[SDP_MIB_BAD_BUFS]		= "BadBufs",
 	[SDP_MIB_BAD_CREDITS]		= "BadCredits",
 	[SDP_MIB_QP_ERROR]		= "QpError",
+	[SDP_MIB_TX_TIMEOUT]		= "TxTimeout",
 	[SDP_MIB_DEVICE_REMOVED]	= "DeviceRemoved",
 	[SDP_MIB_TX_MSGS]		= "TxMsgs",
 	[SDP_MIB_RX_MSGS]		= "RxMsgs",

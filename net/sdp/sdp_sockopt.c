@@ -87,6 +87,9 @@ void sdp_tcp_refresh(struct sdp_sock *ssk)
 	/* Setting TCP_NODELAY or clearing TCP_CORK sends what waits, as TCP. */
 	if (push)
 		sdp_tx_push(ssk, true);
+	/* TCP_USER_TIMEOUT may have changed: a wait in progress gets it now. */
+	if (ssk->conn)
+		sdp_tx_watch(ssk, true);
 }
 
 /* SDP_FAMILY: the family socket() was asked for, as the shim knows it. */

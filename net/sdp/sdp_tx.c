@@ -172,6 +172,7 @@ void sdp_tx_push(struct sdp_sock *ssk, bool force)
 		SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_CREDIT_UPDATES);
 	}
 	sdp_update_counts(ssk);
+	sdp_tx_watch(ssk, false);
 	return;
 err:
 	sdp_conn_error(ssk, ECONNRESET, SDP_MIB_QP_ERROR);
@@ -220,6 +221,7 @@ void sdp_tx_reap(struct sdp_sock *ssk)
 		sdp_tx_buf_put(c, s);
 		c->tx_tail++;
 		freed = true;
+		ssk->tx_stamp = jiffies;
 	}
 	while (c->ctrl_tail != c->ctrl_head) {
 		s = &c->ctrl[c->ctrl_tail % SDP_CTRL_SLOTS];
@@ -230,6 +232,7 @@ void sdp_tx_reap(struct sdp_sock *ssk)
 			return;
 		}
 		c->ctrl_tail++;
+		ssk->tx_stamp = jiffies;
 		if (((struct sdp_bsdh *)s->buf)->mid == SDP_MID_DISCONN)
 			sdp_disconn_sent(ssk);
 		if (!ssk->conn)
@@ -275,6 +278,61 @@ void sdp_cork_timer(struct timer_list *t)
 	struct sdp_sock *ssk = from_timer(ssk, t, cork_timer);
 
 	sdp_timer_event(ssk, SDP_F_PUSH);
+}
+
+/*
+ * TCP_USER_TIMEOUT: sends the device has not completed, or data that zero
+ * credits keep from going, for that long end the connection with ETIMEDOUT,
+ * as TCP's unacknowledged data and zero window probes do. Unset, only
+ * uncompleted sends are bounded, by SDP_TX_STALL_MS. 0: nothing to bound.
+ */
+static unsigned long sdp_tx_limit(const struct sdp_sock *ssk)
+{
+	const struct sdp_conn *c = ssk->conn;
+	u32 user = READ_ONCE(inet_csk(ssk->tcp->sk)->icsk_user_timeout);
+
+	if (c->tx_tail != c->tx_post || c->ctrl_tail != c->ctrl_head)
+		return msecs_to_jiffies(user ?: SDP_TX_STALL_MS);
+	if (user && c->tx_post != c->tx_head &&
+	    sdp_tx_credits(c) <= SDP_CTRL_CREDITS)
+		return msecs_to_jiffies(user);
+	return 0;
+}
+
+/*
+ * Engine context, after each push; @rearm: the timer ran out or the limit
+ * changed. The timer is lazy: progress only moves tx_stamp, and a timer that
+ * fires early re-arms.
+ */
+void sdp_tx_watch(struct sdp_sock *ssk, bool rearm)
+{
+	struct sock *sk = &ssk->sk;
+	unsigned long limit, due;
+
+	limit = ssk->tcp && ssk->conn->started && sk->sk_state != TCP_CLOSE &&
+		!test_bit(SDP_F_CM_GONE, &ssk->flags) ? sdp_tx_limit(ssk) : 0;
+	if (!limit) {
+		ssk->tx_waiting = false;
+		return;
+	}
+	if (!ssk->tx_waiting) {
+		ssk->tx_waiting = true;
+		ssk->tx_stamp = jiffies;
+	}
+	due = ssk->tx_stamp + limit;
+	if (time_after_eq(jiffies, due)) {
+		sdp_conn_error(ssk, ETIMEDOUT, SDP_MIB_TX_TIMEOUT);
+		return;
+	}
+	if (rearm || !timer_pending(&ssk->tx_timer))
+		sk_reset_timer(sk, &ssk->tx_timer, due);
+}
+
+void sdp_tx_timer(struct timer_list *t)
+{
+	struct sdp_sock *ssk = from_timer(ssk, t, tx_timer);
+
+	sdp_timer_event(ssk, SDP_F_TX_TIMEOUT);
 }
 
 /*

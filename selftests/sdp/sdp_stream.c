@@ -277,16 +277,21 @@ TEST_F(pair, send_fills_then_eagain)
 	for (size_t i = 0; i < sizeof(buf); i++)
 		buf[i] = (char)(i * 31 + 7);
 	ASSERT_EQ(0, fcntl(self->cfd, F_SETFL, O_NONBLOCK));
+	/*
+	 * Until it stays full: sends that complete after an EAGAIN (acks in
+	 * TCP; 6.12's rxe completes asynchronously) may free room once more.
+	 */
 	for (;;) {
 		n = send(self->cfd, buf + sent % 256, 65536, 0);
 		if (n < 0) {
 			ASSERT_EQ(EAGAIN, errno);
-			break;
+			if (!(sdp_poll1(self->cfd, POLLOUT, 300) & POLLOUT))
+				break;
+			continue;
 		}
 		sent += n;
 		ASSERT_LT(sent, 512u << 20) TH_LOG("never blocked");
 	}
-	EXPECT_EQ(0, sdp_poll1(self->cfd, POLLOUT, 0) & POLLOUT);
 	while (got < sent) {
 		n = recv(self->sfd, in, sizeof(in), 0);
 		ASSERT_LT(0, n);
@@ -540,6 +545,50 @@ TEST_F(pair, so_sndtimeo)
 	EXPECT_EQ(EAGAIN, errno);
 	EXPECT_LE(0.18, sdp_now() - t0);
 	EXPECT_GT(1.0, sdp_now() - t0);
+}
+
+/*
+ * A receiver that stops reading closes the window (SDP: its credits): the
+ * sender's data waits, and the connection stays however long that lasts,
+ * until TCP_USER_TIMEOUT bounds the wait: ETIMEDOUT then, as TCP's zero
+ * window probes give. (TCP's peer learns nothing; SDP's gets an Abort.)
+ */
+TEST_F(pair, tcp_user_timeout_bounds_zero_window)
+{
+	static char buf[65536];
+	double t0;
+	ssize_t n;
+	int i;
+
+	EXPECT_EQ(0, sdp_getint(self->cfd, SOL_TCP, TCP_USER_TIMEOUT));
+	ASSERT_EQ(0, fcntl(self->cfd, F_SETFL, O_NONBLOCK));
+	/* full, and staying so (as in send_fills_then_eagain) */
+	for (i = 0; i < 10000; i++) {
+		n = send(self->cfd, buf, sizeof(buf), 0);
+		if (n < 0 && (errno != EAGAIN ||
+			      !(sdp_poll1(self->cfd, POLLOUT, 300) & POLLOUT)))
+			break;
+	}
+	ASSERT_EQ(-1, n);
+	ASSERT_EQ(EAGAIN, errno);
+	PROVE();
+	/* no bound: the data just waits */
+	EXPECT_EQ(0, sdp_poll1(self->cfd, POLLOUT, 2000));
+	EXPECT_EQ(0, sdp_getint(self->cfd, SOL_SOCKET, SO_ERROR));
+
+	ASSERT_EQ(0, sdp_setint(self->cfd, SOL_TCP, TCP_USER_TIMEOUT, 1000));
+	EXPECT_EQ(1000, sdp_getint(self->cfd, SOL_TCP, TCP_USER_TIMEOUT));
+	t0 = sdp_now();
+	EXPECT_EQ(POLLOUT | POLLERR | POLLHUP,
+		  sdp_poll1(self->cfd, POLLOUT, 10000) & (POLLOUT | POLLERR | POLLHUP));
+	/* TCP: at its next probe, after the window closed more than 1 s ago */
+	EXPECT_GT(8.0, sdp_now() - t0);
+	EXPECT_EQ(ETIMEDOUT, sdp_getint(self->cfd, SOL_SOCKET, SO_ERROR));
+	EXPECT_EQ(-1, send(self->cfd, buf, 1, MSG_NOSIGNAL));
+	EXPECT_EQ(EPIPE, errno);
+	if (variant->sdp)
+		EXPECT_EQ(SDP_TRANSPORT_RDMA == sdp_expected_transport(),
+			  sdp_stat("TxTimeout") > 0);
 }
 
 TEST_F(pair, so_keepalive_and_tcp_keepidle)

@@ -179,7 +179,7 @@ flap_test()
 		# no connection hung, and none lost or mangled a byte unnoticed
 		[ "$elapsed" -lt 150 ] && ! grep -q 'bad-at [0-9]' "$tmp/client.$port" "$tmp/server.$port" || {
 			echo "# after ${elapsed}s: a hang or a corrupt stream"; return 1; }
-		echo "# after ${elapsed}s: $(grep -c ' ok ' "$tmp/client.$port") of 2 intact, the rest ended with an error"
+		echo "# after ${elapsed}s: $(grep -c ' ok ' "$tmp/client.$port") of 2 intact, the rest ended with an error; QpError $(sdp_stat QpError), TxTimeout $(sdp_stat TxTimeout)"
 		port=$((port + 1))
 		sleep 2
 		wire_mark
