@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libsdp.so: LD_PRELOAD shim that turns a program's TCP sockets into SDP
- * sockets. It interposes socket() only: AF_INET/AF_INET6 SOCK_STREAM with
+ * sockets. It interposes socket(): AF_INET/AF_INET6 SOCK_STREAM with
  * protocol 0 or IPPROTO_TCP becomes AF_INET_SDP when /etc/sdp.conf (or
  * $SDP_CONFIG) lets this program use SDP; the address and port rules go to
  * the socket (SOL_SDP, SDP_POLICY) for the kernel to apply at connect() and
- * listen(). Everything else goes to libc untouched, and so does everything
- * when the module is absent. The kernel does the fallback to TCP.
+ * listen(). And setsockopt() for SO_REUSEPORT, which the sockets core
+ * refuses for our family: on an SDP socket it becomes SOL_SDP SDP_REUSEPORT.
+ * Everything else goes to libc untouched, and so does everything when the
+ * module is absent. The kernel does the fallback to TCP.
  *
  * Environment: SDP_CONFIG (rules file), SDP_DEBUG (1: say what was decided
  * and why, on stderr), SDP_SNDBUF / SDP_RCVBUF (bytes, set on each SDP
@@ -30,6 +32,7 @@
 
 static struct {
 	int (*socket)(int, int, int);
+	int (*setsockopt)(int, int, int, const void *, socklen_t);
 	int family;
 	int debug;
 	int sndbuf, rcvbuf;
@@ -104,6 +107,7 @@ static void shim_init(void)
 	int saved = errno;
 
 	shim.socket = dlsym(RTLD_NEXT, "socket");
+	shim.setsockopt = dlsym(RTLD_NEXT, "setsockopt");
 	shim.debug = env_int("SDP_DEBUG");
 	shim.sndbuf = env_int("SDP_SNDBUF");
 	shim.rcvbuf = env_int("SDP_RCVBUF");
@@ -168,4 +172,24 @@ int socket(int domain, int type, int protocol)
 		shim_log("socket(%s) -> SDP fd %d", domain == AF_INET6 ? "AF_INET6" : "AF_INET", fd);
 	errno = saved;
 	return fd;
+}
+
+__attribute__((visibility("default")))
+int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
+{
+	int saved = errno, domain = 0, ret;
+	socklen_t dlen = sizeof(domain);
+
+	pthread_once(&shim_once, shim_init);
+	if (!shim.setsockopt)
+		return syscall(SYS_setsockopt, fd, level, name, val, len);
+	ret = shim.setsockopt(fd, level, name, val, len);
+	if (ret && errno == EOPNOTSUPP && level == SOL_SOCKET &&
+	    name == SO_REUSEPORT &&
+	    !getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &dlen) &&
+	    domain == shim.family) {
+		errno = saved;
+		ret = shim.setsockopt(fd, SOL_SDP, SDP_REUSEPORT, val, len);
+	}
+	return ret;
 }

@@ -223,8 +223,11 @@ static int sdp_listen(struct socket *sock, int backlog)
 		    sdp_policy_listen_tcp(ssk)) {
 			sdp_fb_listener(ssk, SDP_FB_POLICY);
 		} else {
-			cm_failed = sdp_cm_listen(ssk);
-			if (cm_failed)
+			int cm_err = sdp_cm_listen(ssk);
+
+			cm_failed = cm_err;
+			/* A reuseport group's port: served by the id's holder. */
+			if (cm_err && !(cm_err == -EADDRINUSE && sk->sk_reuseport))
 				sdp_fb_listener(ssk, SDP_FB_NO_RDMA_LISTEN);
 			sdp_listener_add(ssk);
 		}

@@ -16,6 +16,8 @@
  */
 #define pr_fmt(fmt) "sdp: " fmt
 
+#include <net/inet6_hashtables.h>
+#include <net/inet_hashtables.h>
 #include <net/ipv6.h>
 
 #include "sdp.h"
@@ -120,6 +122,57 @@ static void sdp_rearm_work(struct work_struct *work)
 void sdp_listen_exit(void)
 {
 	cancel_delayed_work_sync(&sdp_rearm);
+}
+
+/*
+ * SO_REUSEPORT: rdma_cm shares no port, so the group's first listener holds
+ * the one id and the others' rdma_listen() fail (EADDRINUSE): each request
+ * arriving on the id goes to the listener TCP would give that connection.
+ * The native listeners are TCP's reuseport group, and its hash of the
+ * addresses picks. Returns that listener, held, or NULL for @lssk itself.
+ */
+static struct sdp_sock *sdp_reuseport_pick(struct sdp_sock *lssk,
+					   struct rdma_cm_id *id)
+{
+	struct sockaddr_storage local = id->route.addr.src_addr;
+	struct sockaddr_storage peer = id->route.addr.dst_addr;
+	int dif = id->route.addr.dev_addr.bound_dev_if;
+	struct net *net = sock_net(&lssk->sk);
+	struct inet_hashinfo *hinfo = net->ipv4.tcp_death_row.hashinfo;
+	struct sdp_sock *s, *found = NULL;
+	struct sock *t;
+
+	sdp_addr_unmap(&local);
+	sdp_addr_unmap(&peer);
+	rcu_read_lock();
+	if (peer.ss_family == AF_INET) {
+		const struct sockaddr_in *l = (void *)&local, *p = (void *)&peer;
+
+		t = __inet_lookup_listener(net, hinfo, NULL, 0,
+					   p->sin_addr.s_addr, p->sin_port,
+					   l->sin_addr.s_addr, ntohs(l->sin_port),
+					   dif, 0);
+	} else {
+		const struct sockaddr_in6 *l = (void *)&local, *p = (void *)&peer;
+
+		t = inet6_lookup_listener(net, hinfo, NULL, 0, &p->sin6_addr,
+					  p->sin6_port, &l->sin6_addr,
+					  ntohs(l->sin6_port), dif, 0);
+	}
+	rcu_read_unlock();
+	/* Only compared: one of ours is found by its native socket. */
+	if (IS_ERR_OR_NULL(t) || t == lssk->tcp->sk)
+		return NULL;
+	mutex_lock(&sdp_listeners_lock);
+	list_for_each_entry(s, &sdp_listeners, listen_item) {
+		if (s->tcp->sk == t && sdp_listening(s) && s->sk.sk_reuseport) {
+			sock_hold(&s->sk);
+			found = s;
+			break;
+		}
+	}
+	mutex_unlock(&sdp_listeners_lock);
+	return found;
 }
 
 /* Listener locked. */
@@ -268,10 +321,15 @@ int sdp_cm_req(struct sdp_sock *lssk, struct rdma_cm_id *id,
 	       const struct rdma_cm_event *ev)
 {
 	struct sdp_rej rej = { .mid = SDP_MID_HELLO };
-	struct sock *lsk = &lssk->sk;
-	struct sdp_sock *child;
+	struct sdp_sock *child, *pick = NULL;
+	struct sock *lsk;
 	int err;
 
+	if (lssk->sk.sk_reuseport)
+		pick = sdp_reuseport_pick(lssk, id);
+	if (pick)
+		lssk = pick;
+	lsk = &lssk->sk;
 	rej.reason = sdp_hello_check(ev->param.conn.private_data,
 				     ev->param.conn.private_data_len);
 	if (rej.reason) {
@@ -299,11 +357,15 @@ int sdp_cm_req(struct sdp_sock *lssk, struct rdma_cm_id *id,
 	err = sdp_passive_accept(child);
 	if (err)
 		sdp_child_drop(child, -err);
+	if (pick)
+		sock_put(&pick->sk);
 	return 0;
 
 reject:
 	SDP_INC_STATS(sock_net(lsk), SDP_MIB_REJECT_SENT);
 	rdma_reject(id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
+	if (pick)
+		sock_put(&pick->sk);
 	return 1;
 }
 
@@ -343,6 +405,7 @@ void sdp_listen_stop(struct sdp_sock *lssk)
 {
 	struct sock *lsk = &lssk->sk;
 	struct sdp_sock *child;
+	bool had_id = READ_ONCE(lssk->id);
 
 	set_bit(SDP_F_STOPPING, &lssk->flags);
 	release_sock(lsk);
@@ -352,6 +415,9 @@ void sdp_listen_stop(struct sdp_sock *lssk)
 	mutex_unlock(&sdp_listeners_lock);
 
 	sdp_cm_destroy(lssk);
+	/* The port's id is free: another of its reuseport group takes it. */
+	if (had_id && lsk->sk_reuseport)
+		sdp_listeners_rearm();
 	kernel_sock_shutdown(lssk->tcp, SHUT_RDWR);
 
 	for (;;) {

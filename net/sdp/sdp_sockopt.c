@@ -92,6 +92,22 @@ void sdp_tcp_refresh(struct sdp_sock *ssk)
 		sdp_tx_watch(ssk, true);
 }
 
+/* SDP_REUSEPORT: SO_REUSEPORT as the core sets it for inet sockets. */
+static int sdp_set_reuseport(struct sdp_sock *ssk, sockptr_t optval,
+			     unsigned int optlen)
+{
+	int val;
+
+	if (optlen < sizeof(val))
+		return -EINVAL;
+	if (copy_from_sockptr(&val, optval, sizeof(val)))
+		return -EFAULT;
+	lock_sock(&ssk->sk);
+	ssk->sk.sk_reuseport = !!val;
+	release_sock(&ssk->sk);
+	return 0;
+}
+
 /* SDP_FAMILY: the family socket() was asked for, as the shim knows it. */
 static int sdp_set_family(struct sdp_sock *ssk, sockptr_t optval, unsigned int optlen)
 {
@@ -127,6 +143,8 @@ int sdp_setsockopt(struct socket *sock, int level, int optname,
 			return sdp_policy_set(ssk, optval, optlen);
 		if (optname == SDP_FAMILY)
 			return sdp_set_family(ssk, optval, optlen);
+		if (optname == SDP_REUSEPORT)
+			return sdp_set_reuseport(ssk, optval, optlen);
 		return -ENOPROTOOPT;
 	}
 	/* Upper layers and repair mode would act on the native socket alone. */
@@ -246,6 +264,10 @@ int sdp_getsockopt(struct socket *sock, int level, int optname,
 			lock_sock(sk);
 			u.val = ssk->tcp->sk->sk_family;
 			release_sock(sk);
+			return sdp_put_opt(optval, optlen, &u.val, sizeof(u.val));
+		}
+		if (optname == SDP_REUSEPORT) {
+			u.val = sk->sk_reuseport;
 			return sdp_put_opt(optval, optlen, &u.val, sizeof(u.val));
 		}
 		if (optname != SDP_INFO)

@@ -38,7 +38,7 @@ fam=$(cat /sys/module/sdp/parameters/family)
 head -c $((4 << 20)) /dev/urandom >"$tmp/in"
 size=$(stat -c %s "$tmp/in")
 
-ktap_plan 15
+ktap_plan 16
 
 # socat and nc, both under the shim
 sdp_rdma_mark
@@ -110,6 +110,15 @@ ktap_check "sdp_run -r/-w set SO_RCVBUF/SO_SNDBUF as TCP does" [ "$("$run" -r 13
 import socket
 s = socket.socket()
 print(s.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF), s.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF))')" = "262144 131072" ]
+ktap_check "SO_REUSEPORT works under sdp_run: two SDP listeners on one port" [ "$("$run" $py -c '
+import socket
+s = [socket.socket() for _ in range(2)]
+for x in s:
+    x.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    x.bind(("'$SDP_A'", 7203))
+    x.listen()
+print(*[x.getsockopt(socket.SOL_SOCKET, o) for x in s
+        for o in (socket.SO_DOMAIN, socket.SO_REUSEPORT)])')" = "$fam 1 $fam 1" ]
 
 # The rules file
 printf 'use tcp both python3 *:*\n' >"$tmp/tcp.conf"

@@ -1996,4 +1996,142 @@ TEST_F(sdp, keepalive_probes_idle_connection)
 	EXPECT_EQ(0, sdp_getint(self->a, SOL_SOCKET, SO_ERROR));
 }
 
+/*
+ * SO_REUSEPORT: listeners sharing a port each get connections, spread by
+ * TCP's reuseport hash (SDP asks TCP which listener a connection is for),
+ * over RDMA; when one closes, the rest go on. The core refuses
+ * SO_REUSEPORT for our family, so SDP sets SDP_REUSEPORT (the shim turns
+ * the one into the other) and SO_REUSEPORT reads it back.
+ */
+FIXTURE(rport) {
+	int l[4];
+};
+
+FIXTURE_VARIANT(rport) {
+	bool sdp;
+	const char *ip;
+};
+
+SDP_ORACLE_VARIANT(rport, tcp4) { .sdp = false, .ip = SDP_A };
+FIXTURE_VARIANT_ADD(rport, sdp4) { .sdp = true, .ip = SDP_A };
+SDP_ORACLE_VARIANT(rport, tcp6) { .sdp = false, .ip = SDP_A6 };
+FIXTURE_VARIANT_ADD(rport, sdp6) { .sdp = true, .ip = SDP_A6 };
+
+FIXTURE_SETUP(rport)
+{
+	for (int i = 0; i < 4; i++)
+		self->l[i] = -1;
+}
+
+FIXTURE_TEARDOWN(rport)
+{
+	for (int i = 0; i < 4; i++)
+		close(self->l[i]);
+}
+
+/* Connect, take it from whichever listener has it, prove a round trip. */
+static int rport_one(struct __test_metadata *_metadata, const int *l, int nl,
+		     bool sdp, int family, const struct sockaddr_storage *addr,
+		     socklen_t alen)
+{
+	struct pollfd pfd[4];
+	struct sdp_proof pr = {};
+	int c, s, i, which = -1;
+	char b = 0;
+
+	c = sdp_connect(family, addr, alen);
+	if (c < 0)
+		return -1;
+	for (i = 0; i < nl; i++)
+		pfd[i] = (struct pollfd){ .fd = l[i], .events = POLLIN };
+	if (poll(pfd, nl, 5000) > 0)
+		for (i = 0; i < nl && which < 0; i++)
+			if (pfd[i].revents & POLLIN)
+				which = i;
+	s = which < 0 ? -1 : accept(l[which], NULL, NULL);
+	if (s >= 0 && sdp) {
+		EXPECT_EQ(sdp_expected_transport(), sdp_transport(s));
+		EXPECT_EQ(0, sdp_proof_begin(&pr, c, s));
+	}
+	EXPECT_EQ(1, send(c, "x", 1, 0));
+	EXPECT_EQ(1, recv(s, &b, 1, 0));
+	EXPECT_EQ('x', b);
+	if (s >= 0) {
+		if (sdp)
+			SDP_PROVE(&pr);
+		else
+			SDP_PROVE_TCP(c);
+	}
+	close(c);
+	close(s);
+	return which;
+}
+
+TEST_F(rport, listeners_share_port_and_connections)
+{
+	int family = variant_family(variant->sdp, variant->ip);
+	int one = 1, got[4] = {}, i, k, x, which;
+	struct sockaddr_storage addr;
+	struct sdp_info info;
+	socklen_t alen;
+	double t0;
+
+	alen = sdp_addr(&addr, variant->ip, 0);
+	for (i = 0; i < 4; i++) {
+		self->l[i] = socket(family, SOCK_STREAM, 0);
+		ASSERT_LE(0, self->l[i]);
+		if (variant->sdp) {
+			EXPECT_EQ(-1, setsockopt(self->l[i], SOL_SOCKET, SO_REUSEPORT,
+						 &one, sizeof(one)));
+			EXPECT_EQ(EOPNOTSUPP, errno);
+			ASSERT_EQ(0, setsockopt(self->l[i], SOL_SDP, SDP_REUSEPORT,
+						&one, sizeof(one)));
+			EXPECT_EQ(1, sdp_getint(self->l[i], SOL_SDP, SDP_REUSEPORT));
+		} else {
+			ASSERT_EQ(0, setsockopt(self->l[i], SOL_SOCKET, SO_REUSEPORT,
+						&one, sizeof(one)));
+		}
+		EXPECT_EQ(1, sdp_getint(self->l[i], SOL_SOCKET, SO_REUSEPORT));
+		ASSERT_EQ(0, bind(self->l[i], (struct sockaddr *)&addr, alen))
+			TH_LOG("bind %d: %s", i, strerror(errno));
+		ASSERT_EQ(0, listen(self->l[i], 64));
+		ASSERT_EQ(0, getsockname(self->l[i], (struct sockaddr *)&addr, &alen));
+	}
+	/* without the option, no way in */
+	x = socket(family, SOCK_STREAM, 0);
+	EXPECT_EQ(-1, bind(x, (struct sockaddr *)&addr, alen));
+	EXPECT_EQ(EADDRINUSE, errno);
+	close(x);
+
+	for (k = 0; k < 32; k++) {
+		which = rport_one(_metadata, self->l, 4, variant->sdp, family,
+				  &addr, alen);
+		ASSERT_LE(0, which) TH_LOG("connection %d: nobody accepted", k);
+		got[which]++;
+	}
+	/* 32 connections over 4: each gets some (all in one: p < 1e-3) */
+	for (i = 0; i < 4; i++) {
+		EXPECT_LT(0, got[i]) TH_LOG("listener %d: spread %d %d %d %d", i,
+					    got[0], got[1], got[2], got[3]);
+	}
+
+	/* The first, whose the port's RDMA listener is, goes: another takes it. */
+	close(self->l[0]);
+	self->l[0] = -1;
+	if (variant->sdp && sdp_expected_transport() == SDP_TRANSPORT_RDMA) {
+		for (t0 = sdp_now(); sdp_now() - t0 < 10; usleep(50000)) {
+			for (i = 1; i < 4; i++)
+				if (!sdp_info(self->l[i], &info) &&
+				    info.transport == SDP_TRANSPORT_RDMA)
+					break;
+			if (i < 4)
+				break;
+		}
+		ASSERT_GT(4, i) TH_LOG("no listener listens over RDMA again");
+	}
+	for (k = 0; k < 8; k++)
+		ASSERT_LE(0, rport_one(_metadata, self->l + 1, 3, variant->sdp,
+				       family, &addr, alen));
+}
+
 TEST_HARNESS_MAIN

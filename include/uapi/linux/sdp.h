@@ -46,6 +46,12 @@
  * of changing the family (the shim sets it; EISCONN once bound).
  */
 #define SDP_FAMILY		4
+/*
+ * setsockopt/getsockopt(SOL_SDP, SDP_REUSEPORT, int): SO_REUSEPORT, which
+ * the sockets core accepts only for AF_INET/AF_INET6 sockets (the shim
+ * turns SO_REUSEPORT into this). getsockopt(SO_REUSEPORT) reads it too.
+ */
+#define SDP_REUSEPORT		5
 #define SDP_POLICY_MAX_RULES	64
 
 enum sdp_policy_use {
