@@ -163,6 +163,8 @@ int sdp_cm_connect(struct sdp_sock *ssk, const struct sockaddr_storage *dst)
 		return PTR_ERR(id);
 	memcpy(&ssk->daddr, dst, sizeof(ssk->daddr));
 	sdp_addr_unmap(&ssk->daddr);
+	/* SO_BINDTODEVICE: rdma_cm routes through it, as TCP's connect does. */
+	id->route.addr.dev_addr.bound_dev_if = READ_ONCE(ssk->sk.sk_bound_dev_if);
 	err = sdp_cm_bind_src(ssk, id, &ssk->daddr);
 	if (!err)
 		err = rdma_resolve_addr(id, NULL, (struct sockaddr *)&ssk->daddr,

@@ -117,15 +117,18 @@ static bool sdp_loopback(const struct sockaddr_storage *ss)
 }
 
 /*
- * The netdev packets to @dst leave through (the one owning a local address),
- * with a reference; NULL without a route (TCP will say why).
+ * The netdev packets to @dst leave through (the one owning a local address;
+ * @oif, SO_BINDTODEVICE's, when set), with a reference; NULL without a
+ * route (TCP will say why).
  */
 static struct net_device *sdp_egress_dev(struct net *net,
-					 const struct sockaddr_storage *dst)
+					 const struct sockaddr_storage *dst, int oif)
 {
 	struct sockaddr_storage a = *dst;
 	struct net_device *dev;
 
+	if (oif)
+		return dev_get_by_index(net, oif);
 	sdp_addr_unmap(&a);
 	if (a.ss_family == AF_INET) {
 		struct flowi4 fl4 = { .daddr = ((struct sockaddr_in *)&a)->sin_addr.s_addr };
@@ -161,9 +164,10 @@ static struct net_device *sdp_egress_dev(struct net *net,
 }
 
 /* Could RDMA reach @dst at all: is there an RDMA device on the way out? */
-static bool sdp_rdma_reachable(struct net *net, const struct sockaddr_storage *dst)
+static bool sdp_rdma_reachable(struct net *net, const struct sockaddr_storage *dst,
+			       int oif)
 {
-	struct net_device *dev = sdp_egress_dev(net, dst);
+	struct net_device *dev = sdp_egress_dev(net, dst, oif);
 	struct ib_device *ibdev;
 
 	if (!dev)
@@ -194,7 +198,7 @@ int sdp_fb_reason_now(struct sdp_sock *ssk, const struct sockaddr_storage *dst)
 		if (sdp_ncache_hit(net, dst))
 			return SDP_FB_CACHED;
 	}
-	if (!sdp_rdma_reachable(net, dst))
+	if (!sdp_rdma_reachable(net, dst, READ_ONCE(ssk->sk.sk_bound_dev_if)))
 		return SDP_FB_NO_DEVICE;
 	return SDP_FB_NONE;
 }

@@ -330,6 +330,17 @@ int sdp_cm_req(struct sdp_sock *lssk, struct rdma_cm_id *id,
 	if (pick)
 		lssk = pick;
 	lsk = &lssk->sk;
+	/*
+	 * SO_BINDTODEVICE: a request from another netdev is not for us, as a
+	 * bound TCP listener never sees such a SYN; rejected as by no listener.
+	 */
+	if (lsk->sk_bound_dev_if &&
+	    lsk->sk_bound_dev_if != id->route.addr.dev_addr.bound_dev_if) {
+		if (pick)
+			sock_put(&pick->sk);
+		rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
+		return 1;
+	}
 	rej.reason = sdp_hello_check(ev->param.conn.private_data,
 				     ev->param.conn.private_data_len);
 	if (rej.reason) {

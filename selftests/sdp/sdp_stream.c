@@ -2134,4 +2134,121 @@ TEST_F(rport, listeners_share_port_and_connections)
 				       family, &addr, alen));
 }
 
+/*
+ * SO_BINDTODEVICE, as TCP honours it: a connect goes out through the bound
+ * netdev (over RDMA: through that netdev's device, or to TCP and its
+ * answer when it cannot), and a listener bound to a netdev takes only
+ * what arrives on it. In one VM, SDP_A is v1's: from v1 it is reached
+ * locally; from v2 only by ARP across the veth, which v1 does not answer
+ * for a sender address of its own host (TCP: EHOSTUNREACH).
+ */
+FIXTURE(bdev) {
+	int l, c, s;
+};
+
+FIXTURE_VARIANT(bdev) {
+	bool sdp;
+};
+
+SDP_ORACLE_VARIANT(bdev, tcp4) { .sdp = false };
+FIXTURE_VARIANT_ADD(bdev, sdp4) { .sdp = true };
+
+FIXTURE_SETUP(bdev)
+{
+	self->l = self->c = self->s = -1;
+}
+
+FIXTURE_TEARDOWN(bdev)
+{
+	close(self->s);
+	close(self->c);
+	close(self->l);
+}
+
+/* A socket bound to @dev (NULL: unbound). */
+static int bdev_socket(int family, const char *dev)
+{
+	int fd = socket(family, SOCK_STREAM, 0);
+
+	if (fd >= 0 && dev &&
+	    setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, dev, strlen(dev) + 1)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* A listener on every address, bound to @dev; its port. */
+static int bdev_listener(int family, const char *dev, int *fd)
+{
+	struct sockaddr_storage any;
+	socklen_t alen = sdp_addr(&any, "0.0.0.0", 0);
+
+	*fd = bdev_socket(family, dev);
+	if (*fd < 0 || bind(*fd, (struct sockaddr *)&any, alen) || listen(*fd, 8) ||
+	    getsockname(*fd, (struct sockaddr *)&any, &alen))
+		return -1;
+	return sdp_port(&any);
+}
+
+TEST_F(bdev, connect_and_listen_follow_the_device)
+{
+	int family = variant_family(variant->sdp, SDP_A);
+	struct sockaddr_storage to;
+	struct sdp_proof pr = {};
+	struct sdp_info ci, si;
+	socklen_t alen;
+	char b = 0;
+	int port;
+
+	/* bound to v1 at both ends: over rxe1, as TCP goes */
+	port = bdev_listener(family, "v1", &self->l);
+	ASSERT_LT(0, port) TH_LOG("listener: %s", strerror(errno));
+	self->c = bdev_socket(family, "v1");
+	ASSERT_LE(0, self->c);
+	alen = sdp_addr(&to, SDP_A, port);
+	ASSERT_EQ(0, connect(self->c, (struct sockaddr *)&to, alen))
+		TH_LOG("connect: %s", strerror(errno));
+	self->s = accept(self->l, NULL, NULL);
+	ASSERT_LE(0, self->s);
+	if (variant->sdp) {
+		ASSERT_EQ(sdp_expected_transport(), sdp_transport(self->c));
+		ASSERT_EQ(0, sdp_proof_begin(&pr, self->c, self->s));
+	}
+	ASSERT_EQ(1, send(self->c, "d", 1, 0));
+	ASSERT_EQ(1, recv(self->s, &b, 1, 0));
+	EXPECT_EQ('d', b);
+	if (variant->sdp) {
+		SDP_PROVE(&pr);
+		if (sdp_expected_transport() == SDP_TRANSPORT_RDMA) {
+			ASSERT_EQ(0, sdp_info(self->c, &ci));
+			ASSERT_EQ(0, sdp_info(self->s, &si));
+			EXPECT_STREQ("rxe1", ci.ibdev);
+			EXPECT_STREQ("rxe1", si.ibdev);
+		}
+	} else {
+		SDP_PROVE_TCP(self->c);
+	}
+	close(self->c);
+	close(self->s);
+	self->s = -1;
+
+	/* bound to v2, the same destination: unreachable for TCP, so for SDP */
+	self->c = bdev_socket(family, "v2");
+	ASSERT_LE(0, self->c);
+	EXPECT_EQ(-1, connect(self->c, (struct sockaddr *)&to, alen));
+	EXPECT_EQ(EHOSTUNREACH, errno);
+	close(self->c);
+	close(self->l);
+
+	/* a listener bound to v2 is not reached by local traffic to v1 */
+	port = bdev_listener(family, "v2", &self->l);
+	ASSERT_LT(0, port);
+	self->c = bdev_socket(family, NULL);
+	alen = sdp_addr(&to, SDP_A, port);
+	EXPECT_EQ(-1, connect(self->c, (struct sockaddr *)&to, alen));
+	EXPECT_EQ(ECONNREFUSED, errno);
+	EXPECT_EQ(0, sdp_poll1(self->l, POLLIN, 0) & POLLIN);
+}
+
 TEST_HARNESS_MAIN
