@@ -163,8 +163,10 @@ sdp_peer 'echo 1 >/proc/sys/net/sdp/enabled'
 # 4. The link goes down for 3 s in the middle of a transfer: each connection
 # completes intact or ends with an error (the QP's retries ran out), no hang;
 # then RDMA works again.
-# A connection can stall after the flap (QPs in RTS, no retries, no error;
-# not understood yet): make check-wire runs it, make check reports a skip.
+# After the flap this host's RDMA can stay unreachable (a connection ends
+# with the peer's retries exhausted, later connects time out: seen in one
+# run of two; not understood yet, so the failure prints this device's
+# state): make check-wire runs it, make check reports a skip.
 flap_test()
 {
 	port=$((port + 1))
@@ -183,7 +185,12 @@ flap_test()
 		port=$((port + 1))
 		sleep 2
 		wire_mark
-		xfer_both $port 2 $((1 << 20)) && all_on $port 1 && wire_proven $((1 << 20)) 2 lossy
+		xfer_both $port 2 $((1 << 20)) && all_on $port 1 && wire_proven $((1 << 20)) 2 lossy && return 0
+		# RDMA gone after the flap: what this host's device still knows
+		echo "# after the flap: $(rdma link show rxe0/1 2>&1)"
+		ibv_devinfo -v -d rxe0 2>&1 | grep -E 'state|GID\[' | sed 's/^/#   /'
+		echo "#   rxe0 rcvd_pkts $(ctr rcvd_pkts) sent_pkts $(ctr sent_pkts) seq_err $(ctr rcvd_seq_err) send_err $(ctr send_err); eth0 rx $(nic rx_packets) tx $(nic tx_packets)"
+		return 1
 	}
 	ktap_check "link down 3 s mid-transfer: intact or a clean error, no hang; RDMA again after" flap_ok
 }
@@ -191,7 +198,7 @@ if [ -n "${SDP_WIRE_FLAP:-}" ]; then
 	flap_test
 else
 	ktap_result skip "link down 3 s mid-transfer: intact or a clean error, no hang; RDMA again after" \
-		"a connection can stall after the flap: make check-wire"
+		"RDMA can stay down after the flap: make check-wire"
 fi
 
 # 5. Loss and reordering on both NICs: RDMA's retransmissions keep every byte.
@@ -205,14 +212,16 @@ tc qdisc del dev eth0 root
 sdp_peer 'tc qdisc del dev eth0 root'
 
 # 6 and 8. The peer goes away mid-transfer, with no goodbye: our sockets
-# end with an error within the RC retries / keepalive bound (about 30 s),
-# nothing hangs. GONE is what makes it go: the fault, then the time it
-# started, on stdout.
+# end with ETIMEDOUT when their TCP_USER_TIMEOUT (8 s, sdp_xfer -K) runs
+# out with sends uncompleted, as TCP's would (TxTimeout counts them; the
+# RC retries alone take ~30 s), and nothing hangs. GONE is what makes it
+# go: the fault, then the time it started, on stdout.
 gone_at=0
 peer_gone()	# GONE
 {
-	local rc t0 elapsed
+	local rc t0 elapsed timeouts
 	port=$((port + 1))
+	timeouts=$(sdp_stat TxTimeout)
 	peer_server "-n 2" $port
 	"$xfer" client -K -n 2 -b $((512 << 20)) "$SDP_PEER" $port >"$tmp/client.gone" 2>&1 &
 	client=$!
@@ -223,13 +232,15 @@ peer_gone()	# GONE
 	rc=$?
 	elapsed=$(($(date +%s) - t0))
 	sed 's/^/#   here: /' "$tmp/client.gone"
-	# before 5 s it failed before the peer went (the retries take ~30 s)
-	if [ $rc -ne 0 ] && [ $rc -ne 137 ] && [ "$elapsed" -ge 5 ] && [ "$elapsed" -lt 60 ] &&
-		[ "$(grep -c 'FAIL.*transport 1' "$tmp/client.gone")" -eq 2 ]; then
-		echo "# PROOF rdma over the wire, both connections: an error ${elapsed}s after the peer went"
+	timeouts=$(($(sdp_stat TxTimeout) - timeouts))
+	# before 7 s it failed before the peer went, or not by the timeout
+	if [ $rc -ne 0 ] && [ $rc -ne 137 ] && [ "$elapsed" -ge 7 ] && [ "$elapsed" -lt 60 ] &&
+		[ "$(grep -c 'FAIL.*transport 1' "$tmp/client.gone")" -eq 2 ] &&
+		[ "$timeouts" -eq 2 ]; then
+		echo "# PROOF rdma over the wire, both connections: ETIMEDOUT ${elapsed}s after the peer went, TxTimeout +$timeouts"
 		return 0
 	fi
-	echo "# rc $rc after ${elapsed}s; rxe0 retry_exceeded_err $(ctr retry_exceeded_err), QpError $(sdp_stat QpError), KeepaliveProbes $(sdp_stat KeepaliveProbes)"
+	echo "# rc $rc after ${elapsed}s; TxTimeout +$timeouts, rxe0 retry_exceeded_err $(ctr retry_exceeded_err), QpError $(sdp_stat QpError), KeepaliveProbes $(sdp_stat KeepaliveProbes)"
 	return 1
 }
 
@@ -241,7 +252,7 @@ go_silent()
 	sdp_peer '(sleep 1; tc qdisc add dev eth0 root netem loss 100%; sleep 60; tc qdisc del dev eth0 root) </dev/null >/dev/null 2>&1 &' >/dev/null 2>&1 &
 	echo $(($(date +%s) + 1))
 }
-ktap_check "the peer goes silent mid-transfer: our RDMA sockets fail within 60 s" peer_gone go_silent
+ktap_check "the peer goes silent mid-transfer: our RDMA sockets time out (TCP_USER_TIMEOUT 8 s)" peer_gone go_silent
 left=$((gone_at + 63 - $(date +%s)))
 [ $left -le 0 ] || sleep $left
 sdp_peer 'for _ in $(seq 100); do [ -e /tmp/xfer.'$port'.rc ] && break; sleep 0.5; done' >/dev/null
@@ -259,5 +270,5 @@ power_cut()
 	echo "sdp-wire: cut the peer's power" >/dev/console
 	date +%s
 }
-ktap_check "the peer loses power mid-transfer: our RDMA sockets fail within 60 s" peer_gone power_cut
+ktap_check "the peer loses power mid-transfer: our RDMA sockets time out (TCP_USER_TIMEOUT 8 s)" peer_gone power_cut
 ktap_finished
