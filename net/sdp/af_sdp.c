@@ -227,7 +227,7 @@ static int sdp_listen(struct socket *sock, int backlog)
 
 			cm_failed = cm_err;
 			/* A reuseport group's port: served by the id's holder. */
-			if (cm_err && !(cm_err == -EADDRINUSE && sk->sk_reuseport))
+			if (cm_err && !sdp_reuseport_held(ssk, cm_err))
 				sdp_fb_listener(ssk, SDP_FB_NO_RDMA_LISTEN);
 			sdp_listener_add(ssk);
 		}
@@ -492,7 +492,7 @@ static __poll_t sdp_poll(struct file *file, struct socket *sock, poll_table *wai
 			return 0;
 		mask = ssk->tcp->ops->poll(file, ssk->tcp, NULL);
 		if (mask & EPOLLERR)
-			sdp_fb_mirror_err(ssk);
+			sdp_fb_mirror_err(ssk, ssk->tcp->sk);
 		return mask;
 	}
 	state = inet_sk_state_load(sk);

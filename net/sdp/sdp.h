@@ -341,6 +341,7 @@ struct sdp_sock {
 	bool			nodelay;
 	bool			cork;
 	u32			notsent_lowat;
+	u32			user_timeout;	/* TCP_USER_TIMEOUT, ms */
 
 	/* read without the socket lock (poll, ioctl): kept by sdp_update_counts */
 	u32			rx_avail;	/* bytes readable */
@@ -419,6 +420,7 @@ void sdp_passive_established(struct sdp_sock *child);
 void sdp_child_drop(struct sdp_sock *child, int err);
 void sdp_listen_stop(struct sdp_sock *lssk);
 void sdp_listener_add(struct sdp_sock *lssk);
+bool sdp_reuseport_held(const struct sdp_sock *lssk, int err);
 void sdp_listeners_rearm(void);
 void sdp_listen_exit(void);
 
@@ -502,7 +504,7 @@ void sdp_fb_detach(struct sdp_sock *ssk, struct socket *tcp);
 int sdp_fb_start(struct sdp_sock *ssk, int reason);
 void sdp_fb_ready(struct sdp_sock *ssk);
 int sdp_fb_errno(int reason);
-void sdp_fb_mirror_err(struct sdp_sock *ssk);
+void sdp_fb_mirror_err(struct sdp_sock *ssk, struct sock *t);
 bool sdp_fb_failed(struct sdp_sock *ssk, int reason);
 void sdp_fb_or_fail(struct sdp_sock *ssk, int reason);
 void sdp_fb_arm(struct sdp_sock *ssk);

@@ -113,6 +113,7 @@ void sdp_done(struct sock *sk, int err)
 	sk_stop_timer(sk, &ssk->fin_timer);
 	sk_stop_timer(sk, &ssk->ka_timer);
 	sk_stop_timer(sk, &ssk->tx_timer);
+	ssk->tx_waiting = false;
 	sk_stop_timer(sk, &ssk->conn_timer);
 	sdp_update_counts(ssk);
 	if (!sock_flag(sk, SOCK_DEAD)) {

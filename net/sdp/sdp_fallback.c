@@ -219,9 +219,9 @@ static void sdp_fb_count(struct sdp_sock *ssk, int reason)
  * tcp_reset() wakes pollers before it reports the error, so poll() mirrors
  * too: a caller that saw EPOLLERR must find the error with SO_ERROR.
  */
-void sdp_fb_mirror_err(struct sdp_sock *ssk)
+void sdp_fb_mirror_err(struct sdp_sock *ssk, struct sock *t)
 {
-	int err = READ_ONCE(ssk->tcp->sk->sk_err);
+	int err = READ_ONCE(t->sk_err);
 
 	if (err && READ_ONCE(ssk->fb_err) != err) {
 		WRITE_ONCE(ssk->fb_err, err);
@@ -236,7 +236,7 @@ static void sdp_fb_error_report(struct sock *t)
 	read_lock_bh(&t->sk_callback_lock);
 	ssk = t->sk_user_data;
 	if (ssk) {
-		sdp_fb_mirror_err(ssk);
+		sdp_fb_mirror_err(ssk, t);
 		ssk->tcp_error_report(t);
 	}
 	read_unlock_bh(&t->sk_callback_lock);

@@ -78,16 +78,29 @@ static struct sdp_sock *sdp_rearm_next(u32 gen)
 	return found;
 }
 
+/*
+ * rdma_listen() failed with @err because another listener holds the port:
+ * for one of a reuseport group that is the group's RDMA listener, which
+ * serves it too (a wildcard port in use is EADDRNOTAVAIL to rdma_cm).
+ */
+bool sdp_reuseport_held(const struct sdp_sock *lssk, int err)
+{
+	return lssk->sk.sk_reuseport && (err == -EADDRINUSE || err == -EADDRNOTAVAIL);
+}
+
 /* Listen over RDMA again; true if the listener still has none. */
 static bool sdp_rearm_one(struct sdp_sock *lssk)
 {
 	struct sock *lsk = &lssk->sk;
 	bool failed = false;
 
+	int err = 0;
+
 	lock_sock(lsk);
 	if (sdp_listening(lssk) && !lssk->id) {
-		failed = sdp_cm_listen(lssk);
-		if (!failed) {
+		err = sdp_cm_listen(lssk);
+		failed = err;
+		if (!err) {
 			lssk->fb_reason = SDP_FB_NONE;
 			SDP_INC_STATS(sock_net(lsk), SDP_MIB_LISTEN_REARMED);
 		}
@@ -96,7 +109,8 @@ static bool sdp_rearm_one(struct sdp_sock *lssk)
 	/* As in listen(): a half-failed id is destroyed unlocked. */
 	if (failed)
 		sdp_cm_destroy(lssk);
-	return failed;
+	/* Another of its group took the port: nothing to try again. */
+	return failed && !sdp_reuseport_held(lssk, err);
 }
 
 static void sdp_rearm_work(struct work_struct *work)
@@ -165,7 +179,9 @@ static struct sdp_sock *sdp_reuseport_pick(struct sdp_sock *lssk,
 		return NULL;
 	mutex_lock(&sdp_listeners_lock);
 	list_for_each_entry(s, &sdp_listeners, listen_item) {
-		if (s->tcp->sk == t && sdp_listening(s) && s->sk.sk_reuseport) {
+		/* t may have been freed and reused since: the port says */
+		if (s->tcp->sk == t && sdp_listening(s) && s->sk.sk_reuseport &&
+		    inet_sk(t)->inet_num == inet_sk(lssk->tcp->sk)->inet_num) {
 			sock_hold(&s->sk);
 			found = s;
 			break;

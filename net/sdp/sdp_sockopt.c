@@ -84,6 +84,7 @@ void sdp_tcp_refresh(struct sdp_sock *ssk)
 	ssk->cork = cork;
 	WRITE_ONCE(ssk->notsent_lowat, tp->notsent_lowat ? :
 		   READ_ONCE(sock_net(&ssk->sk)->ipv4.sysctl_tcp_notsent_lowat));
+	ssk->user_timeout = READ_ONCE(inet_csk(ssk->tcp->sk)->icsk_user_timeout);
 	/* Setting TCP_NODELAY or clearing TCP_CORK sends what waits, as TCP. */
 	if (push)
 		sdp_tx_push(ssk, true);

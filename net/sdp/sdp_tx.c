@@ -232,7 +232,9 @@ void sdp_tx_reap(struct sdp_sock *ssk)
 			return;
 		}
 		c->ctrl_tail++;
-		ssk->tx_stamp = jiffies;
+		/* no progress for data waiting for credits (TCP's zero window) */
+		if (c->tx_post == c->tx_head)
+			ssk->tx_stamp = jiffies;
 		if (((struct sdp_bsdh *)s->buf)->mid == SDP_MID_DISCONN)
 			sdp_disconn_sent(ssk);
 		if (!ssk->conn)
@@ -289,7 +291,7 @@ void sdp_cork_timer(struct timer_list *t)
 static unsigned long sdp_tx_limit(const struct sdp_sock *ssk)
 {
 	const struct sdp_conn *c = ssk->conn;
-	u32 user = READ_ONCE(inet_csk(ssk->tcp->sk)->icsk_user_timeout);
+	u32 user = ssk->user_timeout;
 
 	if (c->tx_tail != c->tx_post || c->ctrl_tail != c->ctrl_head)
 		return msecs_to_jiffies(user ?: SDP_TX_STALL_MS);
@@ -309,7 +311,7 @@ void sdp_tx_watch(struct sdp_sock *ssk, bool rearm)
 	struct sock *sk = &ssk->sk;
 	unsigned long limit, due;
 
-	limit = ssk->tcp && ssk->conn->started && sk->sk_state != TCP_CLOSE &&
+	limit = ssk->conn->started && sk->sk_state != TCP_CLOSE &&
 		!test_bit(SDP_F_CM_GONE, &ssk->flags) ? sdp_tx_limit(ssk) : 0;
 	if (!limit) {
 		ssk->tx_waiting = false;
