@@ -449,6 +449,35 @@ static int sdp_wait_space(struct sdp_sock *ssk, long *timeo)
 }
 
 /*
+ * sendto(MSG_FASTOPEN): connect to msg_name, then send, as TCP does without
+ * a cookie (SDP has no data in its Hello): blocking, the bytes are sent once
+ * connected; non-blocking, EINPROGRESS with none taken. A connected socket
+ * gets EISCONN; client TFO off (net.ipv4.tcp_fastopen) gets EOPNOTSUPP.
+ */
+static int sdp_sendmsg_fastopen(struct socket *sock, struct msghdr *msg,
+				size_t size)
+{
+	struct sock *sk = sock->sk;
+	struct sockaddr *addr = msg->msg_name;
+	int err;
+
+	if (!(READ_ONCE(sock_net(sk)->ipv4.sysctl_tcp_fastopen) & TFO_CLIENT_ENABLE) ||
+	    (addr && msg->msg_namelen >= sizeof(addr->sa_family) &&
+	     addr->sa_family == AF_UNSPEC))
+		return -EOPNOTSUPP;
+	if (!addr)
+		return sock->state == SS_UNCONNECTED ? -EINVAL : -EISCONN;
+	err = sock->ops->connect(sock, addr, msg->msg_namelen,
+				 msg->msg_flags & MSG_DONTWAIT ? O_NONBLOCK : 0);
+	if (err)
+		return err;
+	msg->msg_flags &= ~MSG_FASTOPEN;
+	msg->msg_name = NULL;
+	msg->msg_namelen = 0;
+	return sdp_sendmsg(sock, msg, size);
+}
+
+/*
  * Mirrors tcp_sendmsg_locked(): same waits, errors, SIGPIPE and partial counts.
  * splice() and sendfile() come here too, with MSG_SPLICE_PAGES and the pages
  * in an ITER_BVEC (sdp_compat.h): we copy them like any other data, so they
@@ -465,6 +494,8 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 	long timeo;
 	int err;
 
+	if (flags & MSG_FASTOPEN)
+		return sdp_sendmsg_fastopen(sock, msg, size);
 	if (sdp_fb(ssk))
 		return sdp_fb_sendmsg(ssk, msg, size);
 	if (flags & MSG_OOB)

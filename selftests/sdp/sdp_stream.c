@@ -1201,6 +1201,36 @@ TEST_F(pair, accept4_flags)
 	EXPECT_EQ(EINVAL, errno);
 }
 
+/*
+ * sendto(MSG_FASTOPEN) on a fresh socket connects and sends, as TCP does
+ * without a cookie (curl --tcp-fastopen); no address: EINVAL; once
+ * connected: EISCONN.
+ */
+TEST_F(pair, msg_fastopen_connects_then_sends)
+{
+	char buf[6] = {};
+	int c, s;
+
+	c = socket(self->family, SOCK_STREAM, 0);
+	ASSERT_LE(0, c);
+	EXPECT_EQ(-1, sendto(c, "x", 1, MSG_FASTOPEN, NULL, 0));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(5, sendto(c, "hello", 5, MSG_FASTOPEN,
+			    (struct sockaddr *)&self->addr, self->alen))
+		TH_LOG("sendto: %s", strerror(errno));
+	s = accept(self->lfd, NULL, NULL);
+	ASSERT_LE(0, s);
+	EXPECT_EQ(5, recv(s, buf, 5, MSG_WAITALL));
+	EXPECT_STREQ("hello", buf);
+	if (variant->sdp)
+		EXPECT_EQ(sdp_expected_transport(), sdp_transport(c));
+	EXPECT_EQ(-1, sendto(c, "x", 1, MSG_FASTOPEN,
+			     (struct sockaddr *)&self->addr, self->alen));
+	EXPECT_EQ(EISCONN, errno);
+	close(c);
+	close(s);
+}
+
 TEST_F(pair, connect_again_eisconn)
 {
 	EXPECT_EQ(-1, connect(self->cfd, (struct sockaddr *)&self->addr, self->alen));
