@@ -213,14 +213,18 @@ TEST_F_TIMEOUT(integ, many_sockets_at_once, 300)
 	int ep, i, open_ends = 2 * NSOCK;
 	double deadline = sdp_now() + 240;
 	int timeout_ms = variant->sdp ? sdp_sysctl("connect_timeout_ms") : 0;
+	int ttl = variant->sdp ? sdp_sysctl("negative_cache_ttl") : 0;
 
 	/*
-	 * 64 connections over RDMA: under emulation one connect with many
-	 * QPs alive took more than the default second and fell back to TCP,
-	 * by design. This test is about the bytes, not the connect time.
+	 * 64 connections over RDMA: one fell back to TCP in two full runs
+	 * (the likely cause, a port left in the negative cache by an earlier
+	 * test, is fixed there); a slow connect under emulation would fall
+	 * back too, by design. This test is about the bytes.
 	 */
-	if (variant->sdp)
+	if (variant->sdp) {
 		sdp_sysctl_set("connect_timeout_ms", 10000);
+		sdp_sysctl_set("negative_cache_ttl", 0);
+	}
 	ep = epoll_create1(0);
 	ASSERT_LE(0, ep);
 	for (i = 0; i < NSOCK; i++) {
@@ -232,8 +236,10 @@ TEST_F_TIMEOUT(integ, many_sockets_at_once, 300)
 		a->tx_key = b->rx_key = 1000 + 2 * i;
 		b->tx_key = a->rx_key = 1001 + 2 * i;
 	}
-	if (variant->sdp)
+	if (variant->sdp) {
 		sdp_sysctl_set("connect_timeout_ms", timeout_ms);
+		sdp_sysctl_set("negative_cache_ttl", ttl);
+	}
 	for (i = 0; i < 2 * NSOCK; i++) {
 		struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT,
 					  .data.u32 = i };

@@ -2237,7 +2237,7 @@ TEST_F(bdev, connect_and_listen_follow_the_device)
 	struct sdp_info ci, si;
 	socklen_t alen;
 	char b = 0;
-	int port;
+	int port, ttl;
 
 	/* bound to v1 at both ends: over rxe1, as TCP goes */
 	port = bdev_listener(family, "v1", &self->l);
@@ -2271,6 +2271,13 @@ TEST_F(bdev, connect_and_listen_follow_the_device)
 	close(self->s);
 	self->s = -1;
 
+	/*
+	 * The failures below would put SDP_A:port in the negative cache for
+	 * 60 s, and a later test's listener may get the same port: none.
+	 */
+	ttl = sdp_sysctl("negative_cache_ttl");
+	sdp_sysctl_set("negative_cache_ttl", 0);
+
 	/* bound to v2, the same destination: unreachable for TCP, so for SDP */
 	self->c = bdev_socket(family, "v2");
 	ASSERT_LE(0, self->c);
@@ -2287,6 +2294,8 @@ TEST_F(bdev, connect_and_listen_follow_the_device)
 	EXPECT_EQ(-1, connect(self->c, (struct sockaddr *)&to, alen));
 	EXPECT_EQ(ECONNREFUSED, errno);
 	EXPECT_EQ(0, sdp_poll1(self->l, POLLIN, 0) & POLLIN);
+	if (ttl >= 0)
+		sdp_sysctl_set("negative_cache_ttl", ttl);
 }
 
 TEST_HARNESS_MAIN
