@@ -331,10 +331,12 @@ void sdp_process(struct sdp_sock *ssk)
 		return;
 	sdp_tx_reap(ssk);
 	sdp_rx_reap(ssk);
-	if (ssk->conn)
+	if (ssk->conn) {
+		/* the push ends with sdp_tx_watch(); a fired timer re-arms it */
 		sdp_tx_push(ssk, test_and_clear_bit(SDP_F_PUSH, &ssk->flags));
-	if (ssk->conn)
-		sdp_tx_watch(ssk, test_and_clear_bit(SDP_F_TX_TIMEOUT, &ssk->flags));
+		if (ssk->conn && test_and_clear_bit(SDP_F_TX_TIMEOUT, &ssk->flags))
+			sdp_tx_watch(ssk, true);
+	}
 	sdp_update_counts(ssk);
 }
 

@@ -92,14 +92,11 @@ bool sdp_reuseport_held(const struct sdp_sock *lssk, int err)
 static bool sdp_rearm_one(struct sdp_sock *lssk)
 {
 	struct sock *lsk = &lssk->sk;
-	bool failed = false;
-
 	int err = 0;
 
 	lock_sock(lsk);
 	if (sdp_listening(lssk) && !lssk->id) {
 		err = sdp_cm_listen(lssk);
-		failed = err;
 		if (!err) {
 			lssk->fb_reason = SDP_FB_NONE;
 			SDP_INC_STATS(sock_net(lsk), SDP_MIB_LISTEN_REARMED);
@@ -107,10 +104,10 @@ static bool sdp_rearm_one(struct sdp_sock *lssk)
 	}
 	release_sock(lsk);
 	/* As in listen(): a half-failed id is destroyed unlocked. */
-	if (failed)
+	if (err)
 		sdp_cm_destroy(lssk);
 	/* Another of its group took the port: nothing to try again. */
-	return failed && !sdp_reuseport_held(lssk, err);
+	return err && !sdp_reuseport_held(lssk, err);
 }
 
 static void sdp_rearm_work(struct work_struct *work)
