@@ -526,6 +526,8 @@ static __poll_t sdp_poll(struct file *file, struct socket *sock, poll_table *wai
 		} else {
 			mask |= EPOLLOUT | EPOLLWRNORM;
 		}
+		if (READ_ONCE(ssk->urg_data) & SDP_URG_VALID)
+			mask |= EPOLLPRI;
 	}
 	smp_rmb();
 	if (READ_ONCE(sk->sk_err) || !skb_queue_empty_lockless(&sk->sk_error_queue))
@@ -553,7 +555,7 @@ static int sdp_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
 		lock_sock(sk);
 		sdp_flush(ssk);
 		if (cmd == SIOCINQ)
-			answ = READ_ONCE(ssk->rx_avail);
+			answ = sdp_inq(ssk);
 		else if (cmd == SIOCOUTQ)
 			answ = READ_ONCE(ssk->tx_unacked);
 		else
@@ -561,8 +563,11 @@ static int sdp_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
 		release_sock(sk);
 		break;
 	case SIOCATMARK:
-		/* No urgent data is ever pending. */
-		answ = 0;
+		lock_sock(sk);
+		sdp_flush(ssk);
+		answ = ssk->conn && ssk->urg_data &&
+		       sdp_urg_at(ssk, sdp_copied_seq(ssk));
+		release_sock(sk);
 		break;
 	default:
 		/* Under our lock: the native socket may be replaced meanwhile. */

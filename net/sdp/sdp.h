@@ -106,6 +106,7 @@ struct sdp_tx_slot {
 	u64			dma;
 	u32			len;		/* bytes filled, header included */
 	u8			status;
+	u8			oob;		/* SDP_OOB_PRES: ends in the urgent byte */
 	bool			done;
 	bool			ctrl;		/* from the control ring */
 };
@@ -157,6 +158,7 @@ struct sdp_conn {
 	u32			tx_tail;	/* oldest posted, not completed */
 	u32			tx_queued_bytes;	/* payload filled, not completed */
 	u32			tx_unposted_bytes;	/* payload filled, not posted */
+	u32			tx_urg;		/* slot index + 1 of urgent data not posted */
 
 	/* control ring */
 	struct sdp_tx_slot	ctrl[SDP_CTRL_SLOTS];
@@ -223,6 +225,7 @@ enum sdp_mib_field {
 	SDP_MIB_BAD_MSEQ_ACK,		/* mseq_ack of a message never sent */
 	SDP_MIB_BAD_BUFS,		/* bufs beyond what the peer posted */
 	SDP_MIB_BAD_CREDITS,		/* peer sent beyond the credits we gave */
+	SDP_MIB_BAD_FLAGS,		/* OOB flags where they may not be */
 	SDP_MIB_QP_ERROR,		/* work request failed */
 	SDP_MIB_TX_TIMEOUT,		/* no send progress: TCP_USER_TIMEOUT */
 	SDP_MIB_DEVICE_REMOVED,		/* connections lost with their device */
@@ -343,14 +346,29 @@ struct sdp_sock {
 	u32			notsent_lowat;
 	u32			user_timeout;	/* TCP_USER_TIMEOUT, ms */
 
+	/*
+	 * Urgent data (TCP's urg_data, urg_seq): the last byte of a message
+	 * flagged SDP_OOB_PRES. Stream positions count payload bytes since
+	 * the connection started; the byte read stays in the stream.
+	 */
+	u32			rcv_nxt;	/* bytes received */
+	u32			urg_seq;	/* where the urgent byte is */
+	u16			urg_data;	/* SDP_URG_*, and the byte when valid */
+
 	/* read without the socket lock (poll, ioctl): kept by sdp_update_counts */
 	u32			rx_avail;	/* bytes readable */
+	bool			rx_mark;	/* the next is an urgent byte to pass */
 	u32			tx_free_slots;	/* send buffers free */
 	u32			tx_unsent;	/* bytes not yet posted */
 	u32			tx_unacked;	/* bytes not yet completed */
 
 	struct sdp_stats_sock	stats;
 };
+
+/* sdp_sock.urg_data, as TCP's */
+#define SDP_URG_VALID	0x0100	/* the byte is in the low 8 bits */
+#define SDP_URG_NOTYET	0x0200	/* announced (SDP_OOB_PEND), not arrived */
+#define SDP_URG_READ	0x0400	/* read with MSG_OOB */
 
 static inline struct sdp_sock *sdp_sk(const struct sock *sk)
 {
@@ -367,6 +385,19 @@ static inline bool sdp_can_send_state(const struct sock *sk)
 static inline bool sdp_fb(const struct sdp_sock *ssk)
 {
 	return READ_ONCE(ssk->transport) == SDP_TRANSPORT_TCP;
+}
+
+/* Where reading stands in the stream: bytes received less those unread. */
+static inline u32 sdp_copied_seq(const struct sdp_sock *ssk)
+{
+	return ssk->rcv_nxt - ssk->conn->rx_ready_bytes;
+}
+
+/* Has the urgent byte arrived, and does it stand at @seq? */
+static inline bool sdp_urg_at(const struct sdp_sock *ssk, u32 seq)
+{
+	return (ssk->urg_data & (SDP_URG_VALID | SDP_URG_READ)) &&
+	       ssk->urg_seq == seq;
 }
 
 /* Credits the peer has given us now. */
@@ -453,6 +484,7 @@ int sdp_post_recv(struct sdp_conn *c, struct sdp_rx_slot *slot);
 void sdp_rx_reap(struct sdp_sock *ssk);
 int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags);
 bool sdp_readable(const struct sock *sk, int target);
+int sdp_inq(struct sdp_sock *ssk);
 
 /* sdp_tx.c */
 void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc);

@@ -192,6 +192,9 @@ int sdp_conn_create(struct sdp_sock *ssk, struct rdma_cm_id *id, u32 rcv_size)
 		return -ENOMEM;
 	c->ssk = ssk;
 	c->id = id;
+	/* a new stream: positions start again, no urgent data */
+	ssk->rcv_nxt = 0;
+	WRITE_ONCE(ssk->urg_data, 0);
 	INIT_LIST_HEAD(&c->dev_item);
 	c->sdev = sdp_dev_get(id->device);
 	if (!c->sdev) {
@@ -384,9 +387,12 @@ void sdp_update_counts(struct sdp_sock *ssk)
 {
 	struct sdp_conn *c = ssk->conn;
 	u32 avail = 0, free_slots = 0, unsent = 0, unacked = 0;
+	bool mark = false;
 
 	if (c) {
 		avail = c->rx_ready_bytes;
+		mark = avail && !sock_flag(&ssk->sk, SOCK_URGINLINE) &&
+		       sdp_urg_at(ssk, sdp_copied_seq(ssk));
 		if (c->started) {
 			free_slots = c->tx_count - (c->tx_head - c->tx_tail);
 			unsent = c->tx_unposted_bytes;
@@ -394,6 +400,7 @@ void sdp_update_counts(struct sdp_sock *ssk)
 		}
 	}
 	WRITE_ONCE(ssk->rx_avail, avail);
+	WRITE_ONCE(ssk->rx_mark, mark);
 	WRITE_ONCE(ssk->tx_free_slots, free_slots);
 	WRITE_ONCE(ssk->tx_unsent, unsent);
 	WRITE_ONCE(ssk->tx_unacked, unacked);

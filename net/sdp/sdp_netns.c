@@ -47,6 +47,7 @@ static const char * const sdp_mib_names[SDP_MIB_MAX] = {
 	[SDP_MIB_BAD_MSEQ_ACK]		= "BadMseqAck",
 	[SDP_MIB_BAD_BUFS]		= "BadBufs",
 	[SDP_MIB_BAD_CREDITS]		= "BadCredits",
+	[SDP_MIB_BAD_FLAGS]		= "BadFlags",
 	[SDP_MIB_QP_ERROR]		= "QpError",
 	[SDP_MIB_TX_TIMEOUT]		= "TxTimeout",
 	[SDP_MIB_DEVICE_REMOVED]	= "DeviceRemoved",

@@ -80,6 +80,11 @@ static int sdp_rx_check(struct sdp_conn *c, const struct sdp_rx_slot *slot,
 		return SDP_MIB_BAD_MSEQ_ACK;
 	if (be16_to_cpu(h->bufs) >= SDP_MAX_BUFS)
 		return SDP_MIB_BAD_BUFS;
+	/* Urgent data: only Data; the byte itself only in a non-empty one. */
+	if ((h->flags & ~(SDP_OOB_PRES | SDP_OOB_PEND)) ||
+	    (h->flags && h->mid != SDP_MID_DATA) ||
+	    ((h->flags & SDP_OOB_PRES) && len == sizeof(*h)))
+		return SDP_MIB_BAD_FLAGS;
 	/*
 	 * The peer had seen our message @ack, which offered adv->bufs buffers
 	 * after its message adv->rx_mseq; a control message may take the spare.
@@ -95,6 +100,38 @@ static int sdp_repost(struct sdp_conn *c, struct sdp_rx_slot *slot)
 {
 	list_del_init(&slot->node);
 	return sdp_post_recv(c, slot);
+}
+
+/* Pass over the next unread byte; 0 or -EIO (repost failed). */
+static int sdp_rx_drop_byte(struct sdp_conn *c)
+{
+	struct sdp_rx_slot *slot;
+
+	slot = list_first_entry(&c->rx_ready, struct sdp_rx_slot, node);
+	slot->off++;
+	c->rx_ready_bytes--;
+	return slot->off == slot->len ? sdp_repost(c, slot) : 0;
+}
+
+/*
+ * The peer announced urgent data (tcp_check_urg()): SIGURG, once per urgent
+ * byte. An unread urgent byte still at the mark is dropped from the stream
+ * when a new one replaces it, unless it is read inline.
+ */
+static int sdp_urg_notice(struct sdp_sock *ssk)
+{
+	struct sock *sk = &ssk->sk;
+	struct sdp_conn *c = ssk->conn;
+	int err = 0;
+
+	if (ssk->urg_data == SDP_URG_NOTYET)
+		return 0;
+	sk_send_sigurg(sk);
+	if (sdp_urg_at(ssk, sdp_copied_seq(ssk)) && c->rx_ready_bytes &&
+	    !sock_flag(sk, SOCK_URGINLINE))
+		err = sdp_rx_drop_byte(c);
+	WRITE_ONCE(ssk->urg_data, SDP_URG_NOTYET);
+	return err;
 }
 
 /* Handle one message; returns false when the connection ended. */
@@ -130,12 +167,17 @@ static bool sdp_rx_one(struct sdp_sock *ssk, struct sdp_rx_slot *slot)
 
 	switch (h->mid) {
 	case SDP_MID_DATA:
-		if (len == sizeof(*h))
-			break;
-		if (test_bit(SDP_F_RCVD_DISCONN, &ssk->flags)) {
+		if (test_bit(SDP_F_RCVD_DISCONN, &ssk->flags) &&
+		    (len != sizeof(*h) || h->flags)) {
 			mib = SDP_MIB_UNEXPECTED_MID;
 			break;
 		}
+		if (h->flags && !sock_flag(sk, SOCK_DEAD) && sdp_urg_notice(ssk)) {
+			mib = SDP_MIB_QP_ERROR;
+			break;
+		}
+		if (len == sizeof(*h))
+			break;
 		if (sock_flag(sk, SOCK_DEAD)) {
 			/* Data for a closed socket: reset, as TCP does. */
 			list_del_init(&slot->node);
@@ -148,6 +190,13 @@ static bool sdp_rx_one(struct sdp_sock *ssk, struct sdp_rx_slot *slot)
 		if (c->rx_posted_nr <= SDP_CTRL_CREDITS + 1)
 			c->rx_starved = true;
 		c->rx_ready_bytes += len - sizeof(*h);
+		ssk->rcv_nxt += len - sizeof(*h);
+		if (h->flags & SDP_OOB_PRES) {
+			/* the message's last byte (tcp_urg()) */
+			WRITE_ONCE(ssk->urg_seq, ssk->rcv_nxt - 1);
+			WRITE_ONCE(ssk->urg_data, SDP_URG_VALID |
+				   ((u8 *)slot->buf)[len - 1]);
+		}
 		ssk->stats.rx_bytes += len - sizeof(*h);
 		SDP_ADD_STATS(sock_net(sk), SDP_MIB_RX_BYTES, len - sizeof(*h));
 		return true;
@@ -239,29 +288,85 @@ void sdp_rx_reap(struct sdp_sock *ssk)
 	}
 }
 
+/* tcp_epollin_ready(): an unread urgent byte at the mark does not count. */
 bool sdp_readable(const struct sock *sk, int target)
 {
-	return READ_ONCE(sdp_sk(sk)->rx_avail) >= target;
+	const struct sdp_sock *ssk = sdp_sk(sk);
+
+	return READ_ONCE(ssk->rx_avail) >= target + READ_ONCE(ssk->rx_mark);
+}
+
+/* SIOCINQ (tcp_inq()): with an urgent byte ahead, the bytes before it. */
+int sdp_inq(struct sdp_sock *ssk)
+{
+	u32 copied;
+
+	if (!ssk->conn)
+		return 0;
+	copied = sdp_copied_seq(ssk);
+	if (!sock_flag(&ssk->sk, SOCK_URGINLINE) &&
+	    (ssk->urg_data & (SDP_URG_VALID | SDP_URG_READ)) &&
+	    (s32)(ssk->urg_seq - copied) >= 0 &&
+	    (s32)(ssk->urg_seq - ssk->rcv_nxt) < 0)
+		return ssk->urg_seq - copied;
+	return ssk->conn->rx_ready_bytes;
+}
+
+/* recv(MSG_OOB), tcp_recv_urg(): never waits. */
+static int sdp_recv_urg(struct sdp_sock *ssk, struct msghdr *msg, size_t len,
+			int flags)
+{
+	struct sock *sk = &ssk->sk;
+	u16 urg = ssk->urg_data;
+	char byte = urg;
+
+	if (sock_flag(sk, SOCK_URGINLINE) || !urg || urg == SDP_URG_READ)
+		return -EINVAL;
+	if (sk->sk_state == TCP_CLOSE && !sock_flag(sk, SOCK_DONE))
+		return -ENOTCONN;
+	if (urg & SDP_URG_VALID) {
+		if (!(flags & MSG_PEEK))
+			WRITE_ONCE(ssk->urg_data, SDP_URG_READ);
+		msg->msg_flags |= MSG_OOB;
+		if (!len) {
+			msg->msg_flags |= MSG_TRUNC;
+			return 0;
+		}
+		if (!(flags & MSG_TRUNC) && memcpy_to_msg(msg, &byte, 1))
+			return -EFAULT;
+		return 1;
+	}
+	if (sk->sk_state == TCP_CLOSE || (sk->sk_shutdown & RCV_SHUTDOWN))
+		return 0;
+	return -EAGAIN;
 }
 
 /*
  * Copy up to @len bytes from the ready buffers; emptied buffers are
- * reposted. With MSG_PEEK nothing is consumed and the first @skip bytes
- * (shown by an earlier round of the same call) are passed over.
+ * reposted. With MSG_PEEK nothing is consumed: *@peeked bytes of the stream
+ * (shown, or passed over, by an earlier round of the same call) are skipped,
+ * and it grows by what this round passes. Reading stops at the urgent mark
+ * once something was copied; at the mark the urgent byte is passed over
+ * unless SO_OOBINLINE (tcp_recvmsg_locked()).
  * Returns bytes taken or a negative errno.
  */
 static int sdp_rx_copy(struct sdp_sock *ssk, struct msghdr *msg, size_t len,
-		       int flags, size_t skip)
+		       int flags, u32 *peeked)
 {
+	struct sock *sk = &ssk->sk;
 	struct sdp_conn *c = ssk->conn;
 	struct sdp_rx_slot *slot, *tmp;
 	size_t copied = 0;
+	u32 skip, seq, start;
 	int err = 0;
 
 	if (!c)
 		return 0;
+	skip = flags & MSG_PEEK ? *peeked : 0;
+	seq = sdp_copied_seq(ssk) + skip;
+	start = seq;
 	list_for_each_entry_safe(slot, tmp, &c->rx_ready, node) {
-		u32 off = slot->off, n;
+		u32 off = slot->off, n, urg;
 
 		if (skip >= slot->len - off) {
 			skip -= slot->len - off;
@@ -272,21 +377,44 @@ static int sdp_rx_copy(struct sdp_sock *ssk, struct msghdr *msg, size_t len,
 		n = min_t(size_t, slot->len - off, len - copied);
 		if (!n)
 			break;
+		if (ssk->urg_data & (SDP_URG_VALID | SDP_URG_READ)) {
+			urg = ssk->urg_seq - seq;
+			if (!urg) {
+				if (copied)
+					break;
+				if (!sock_flag(sk, SOCK_URGINLINE)) {
+					off++;
+					n--;
+					seq++;
+				}
+			} else if (urg < n) {
+				n = urg;
+			}
+		}
 		if (!(flags & MSG_TRUNC) &&
 		    copy_to_iter(slot->buf + off, n, &msg->msg_iter) != n) {
 			err = -EFAULT;
 			break;
 		}
 		copied += n;
-		if (flags & MSG_PEEK)
-			continue;
-		slot->off += n;
-		c->rx_ready_bytes -= n;
-		if (slot->off == slot->len && sdp_repost(c, slot)) {
-			err = -EIO;
-			break;
+		seq += n;
+		if (!(flags & MSG_PEEK)) {
+			c->rx_ready_bytes -= off + n - slot->off;
+			slot->off = off + n;
+			if (slot->off == slot->len && sdp_repost(c, slot)) {
+				err = -EIO;
+				break;
+			}
 		}
+		/* past the urgent byte: it is no longer pending */
+		if ((ssk->urg_data & (SDP_URG_VALID | SDP_URG_READ)) &&
+		    (s32)(seq - ssk->urg_seq) > 0 && !(flags & MSG_PEEK))
+			WRITE_ONCE(ssk->urg_data, 0);
+		if (sdp_urg_at(ssk, seq) && copied)
+			break;
 	}
+	if (flags & MSG_PEEK)
+		*peeked += seq - start;
 	if (err == -EIO)
 		sdp_conn_error(ssk, ECONNRESET, SDP_MIB_QP_ERROR);
 	return copied ? copied : err;
@@ -345,6 +473,7 @@ int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags)
 	struct sock *sk = sock->sk;
 	struct sdp_sock *ssk = sdp_sk(sk);
 	size_t copied = 0;
+	u32 peeked = 0;
 	long timeo;
 	int target, n, err = 0;
 
@@ -352,11 +481,17 @@ int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags)
 		return sdp_fb_recvmsg(ssk, msg, len, flags);
 	if (flags & MSG_ERRQUEUE)
 		return sock_recv_errqueue(sk, msg, len, SOL_IP, IP_RECVERR);
-	/* No urgent data is ever pending (EINVAL, as TCP without any). */
-	if (flags & MSG_OOB)
-		return -EINVAL;
 
 	lock_sock(sk);
+	if (flags & MSG_OOB) {
+		err = sk->sk_state == TCP_LISTEN ? -ENOTCONN : 0;
+		if (!err) {
+			sdp_flush(ssk);
+			err = sdp_recv_urg(ssk, msg, len, flags);
+		}
+		release_sock(sk);
+		return err;
+	}
 	WARN(READ_ONCE(sdp_inject_warn) && xchg(&sdp_inject_warn, 0),
 	     "sdp: warning injected through debugfs\n");
 	if (sk->sk_state == TCP_LISTEN) {
@@ -368,7 +503,7 @@ int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags)
 
 	do {
 		DEFINE_WAIT_FUNC(wait, woken_wake_function);
-		size_t seen = flags & MSG_PEEK ? copied : 0;
+		size_t seen = flags & MSG_PEEK ? peeked : 0;
 
 		if (!copied && sdp_fb(ssk)) {
 			/* Fell back while we waited for the connection. */
@@ -376,8 +511,7 @@ int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags)
 			return sdp_fb_recvmsg(ssk, msg, len, flags);
 		}
 		sdp_flush(ssk);
-		n = sdp_rx_copy(ssk, msg, len - copied, flags,
-				flags & MSG_PEEK ? copied : 0);
+		n = sdp_rx_copy(ssk, msg, len - copied, flags, &peeked);
 		if (n < 0) {
 			if (!copied)
 				err = n;
@@ -385,10 +519,19 @@ int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags)
 		}
 		copied += n;
 		/* New buffers or freed ones: the peer may need the credits. */
-		if (sdp_rx_more(ssk, GFP_KERNEL) || (n && !(flags & MSG_PEEK)))
+		if (sdp_rx_more(ssk, GFP_KERNEL) || !(flags & MSG_PEEK))
 			sdp_tx_push(ssk, false);
 		if (copied >= target)
 			break;
+		/* At the urgent mark a read ends, or gives way to a signal. */
+		if (ssk->conn && sdp_urg_at(ssk, sdp_copied_seq(ssk) + peeked)) {
+			if (copied)
+				break;
+			if (signal_pending(current)) {
+				err = timeo ? sock_intr_errno(timeo) : -EAGAIN;
+				break;
+			}
+		}
 
 		if (copied) {
 			if (!timeo || sk->sk_err || sk->sk_state == TCP_CLOSE ||

@@ -43,7 +43,7 @@ static int sdp_post_send(struct sdp_sock *ssk, struct sdp_tx_slot *s, u8 mid)
 	int err;
 
 	h->mid = mid;
-	h->flags = 0;
+	h->flags = s->oob;
 	h->bufs = cpu_to_be16(bufs);
 	h->len = cpu_to_be32(s->len);
 	h->mseq = cpu_to_be32(mseq);
@@ -80,13 +80,14 @@ static bool sdp_ctrl_ok(const struct sdp_conn *c)
 	       sdp_tx_credits(c) >= 0;
 }
 
-static int sdp_post_ctrl(struct sdp_sock *ssk, u8 mid)
+static int sdp_post_ctrl(struct sdp_sock *ssk, u8 mid, u8 oob)
 {
 	struct sdp_conn *c = ssk->conn;
 	struct sdp_tx_slot *s = &c->ctrl[c->ctrl_head % SDP_CTRL_SLOTS];
 	int err;
 
 	s->len = SDP_HDR;
+	s->oob = oob;
 	err = sdp_post_send(ssk, s, mid);
 	if (!err)
 		c->ctrl_head++;
@@ -101,7 +102,7 @@ bool sdp_post_abort(struct sdp_sock *ssk)
 	if (!c || !c->started || !sdp_ctrl_ok(c) ||
 	    test_bit(SDP_F_CM_GONE, &ssk->flags))
 		return false;
-	if (sdp_post_ctrl(ssk, SDP_MID_ABORT))
+	if (sdp_post_ctrl(ssk, SDP_MID_ABORT, 0))
 		return false;
 	SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_ABORT_SENT);
 	return true;
@@ -145,8 +146,9 @@ void sdp_tx_push(struct sdp_sock *ssk, bool force)
 
 	while (c->tx_post != c->tx_head) {
 		s = &c->tx[c->tx_post % c->tx_count];
+		/* Urgent data goes past Nagle and corking, as TCP's. */
 		if (c->tx_post + 1 == c->tx_head && s->len < c->snd_size &&
-		    !force && !sdp_partial_ok(ssk))
+		    !force && !s->oob && !sdp_partial_ok(ssk))
 			break;
 		if (sdp_tx_credits(c) <= SDP_CTRL_CREDITS)
 			break;
@@ -155,18 +157,29 @@ void sdp_tx_push(struct sdp_sock *ssk, bool force)
 		payload = s->len - SDP_HDR;
 		c->tx_unposted_bytes -= payload;
 		c->tx_post++;
+		if (c->tx_post == c->tx_urg)
+			c->tx_urg = 0;
 		ssk->stats.tx_bytes += payload;
 		SDP_ADD_STATS(sock_net(&ssk->sk), SDP_MIB_TX_BYTES, payload);
+	}
+	/*
+	 * Urgent data that credits hold back is announced at once, as TCP's
+	 * urgent pointer goes out ahead of its byte: the peer gets SIGURG.
+	 */
+	if (c->tx_urg && sdp_ctrl_ok(c)) {
+		if (sdp_post_ctrl(ssk, SDP_MID_DATA, SDP_OOB_PEND))
+			goto err;
+		c->tx_urg = 0;
 	}
 
 	if (test_bit(SDP_F_SEND_DISCONN, &ssk->flags) &&
 	    c->tx_post == c->tx_head && sdp_ctrl_ok(c)) {
-		if (sdp_post_ctrl(ssk, SDP_MID_DISCONN))
+		if (sdp_post_ctrl(ssk, SDP_MID_DISCONN, 0))
 			goto err;
 		clear_bit(SDP_F_SEND_DISCONN, &ssk->flags);
 		SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_DISCONN_SENT);
 	} else if (sdp_need_credit_update(c) && sdp_ctrl_ok(c)) {
-		if (sdp_post_ctrl(ssk, SDP_MID_DATA))
+		if (sdp_post_ctrl(ssk, SDP_MID_DATA, 0))
 			goto err;
 		ssk->stats.tx_credit_updates++;
 		SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_CREDIT_UPDATES);
@@ -368,7 +381,7 @@ void sdp_keepalive(struct sdp_sock *ssk)
 	idle = jiffies - ssk->rx_stamp;
 	when = keepalive_time_when(tp);
 	if (idle >= when) {
-		if (sdp_ctrl_ok(c) && !sdp_post_ctrl(ssk, SDP_MID_DATA))
+		if (sdp_ctrl_ok(c) && !sdp_post_ctrl(ssk, SDP_MID_DATA, 0))
 			SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_KEEPALIVE_PROBES);
 		when = keepalive_intvl_when(tp);
 	} else {
@@ -402,7 +415,7 @@ static struct sdp_tx_slot *sdp_tx_fill_slot(struct sdp_conn *c, int *err)
 	*err = 0;
 	if (c->tx_head != c->tx_post) {
 		s = &c->tx[(c->tx_head - 1) % c->tx_count];
-		if (s->len < c->snd_size)
+		if (s->len < c->snd_size && !s->oob)
 			return s;
 	}
 	if (c->tx_head - c->tx_tail >= c->tx_count)
@@ -413,6 +426,7 @@ static struct sdp_tx_slot *sdp_tx_fill_slot(struct sdp_conn *c, int *err)
 		return NULL;
 	c->tx_head++;
 	s->len = SDP_HDR;
+	s->oob = 0;
 	return s;
 }
 
@@ -446,6 +460,25 @@ static int sdp_wait_space(struct sdp_sock *ssk, long *timeo)
 		remove_wait_queue(sk_sleep(sk), &wait);
 		sdp_flush(ssk);
 	}
+}
+
+/*
+ * MSG_OOB: the last byte sent is urgent (tcp_mark_urg()). Its message ends
+ * there, so the byte is the message's last as SDP_OOB_PRES says, and it is
+ * sent regardless of Nagle and corking. Nothing unsent: nothing to mark.
+ */
+static void sdp_mark_urg(struct sdp_sock *ssk)
+{
+	struct sdp_conn *c = ssk->conn;
+	struct sdp_tx_slot *s;
+
+	if (!c || c->tx_head == c->tx_post)
+		return;
+	s = &c->tx[(c->tx_head - 1) % c->tx_count];
+	if (s->len == SDP_HDR)
+		return;
+	s->oob = SDP_OOB_PRES;
+	c->tx_urg = c->tx_head;
 }
 
 /*
@@ -498,8 +531,6 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 		return sdp_sendmsg_fastopen(sock, msg, size);
 	if (sdp_fb(ssk))
 		return sdp_fb_sendmsg(ssk, msg, size);
-	if (flags & MSG_OOB)
-		return -EOPNOTSUPP;
 
 	lock_sock(sk);
 	timeo = sock_sndtimeo(sk, flags & MSG_DONTWAIT);
@@ -539,10 +570,13 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 			err = -EFAULT;
 			goto do_error;
 		}
-		if (s->len == c->snd_size)
+		/* (the urgent byte's message is flagged before it goes) */
+		if (s->len == c->snd_size && (msg_data_left(msg) || !(flags & MSG_OOB)))
 			sdp_tx_push(ssk, false);
 	}
 out:
+	if (flags & MSG_OOB)
+		sdp_mark_urg(ssk);
 	if (flags & MSG_MORE)
 		set_bit(SDP_F_MORE, &ssk->flags);
 	else

@@ -9,6 +9,8 @@
  * fails with ECONNREFUSED.
  */
 #include <pthread.h>
+#include <signal.h>
+#include <fcntl.h>
 #include <rdma/rdma_cma.h>
 #include <infiniband/verbs.h>
 #include <sys/time.h>
@@ -37,6 +39,7 @@ struct hah {
 
 enum { MID_HELLO = 0, MID_HELLO_ACK = 1, MID_DISCONN = 2, MID_ABORT = 3,
        MID_SRCAVAIL = 0xFE, MID_DATA = 0xFF };
+enum { OOB_PRES = 0x01, OOB_PEND = 0x02 };	/* bsdh.flags */
 
 #define PEER_BUFS	16
 #define PEER_SIZE	4096
@@ -465,6 +468,79 @@ TEST_F(evil_client, data_after_disconn)
 	ASSERT_EQ(0, send_raw(&self->p, &h, "late", 4));
 	EXPECT_TRUE(peer_wait_for(&self->p, MID_ABORT));
 	EXPECT_EQ(before + 1, sdp_stat("UnexpectedMid"));
+}
+
+static volatile sig_atomic_t sigurgs;
+
+static void on_sigurg(int sig)
+{
+	sigurgs++;
+}
+
+/*
+ * Urgent data both ways: OOB_PEND announces it (SIGURG, MSG_OOB "not yet"),
+ * OOB_PRES brings it as the message's last byte; the kernel's own MSG_OOB
+ * ends its message with the byte and flags it.
+ */
+TEST_F(evil_client, urgent_announced_then_delivered)
+{
+	struct bsdh h;
+	char buf[8];
+
+	signal(SIGURG, on_sigurg);
+	sigurgs = 0;
+	ASSERT_EQ(0, fcntl(self->sfd, F_SETOWN, getpid()));
+	next_header(&self->p, &h, MID_DATA, 0);
+	h.flags = OOB_PEND;
+	ASSERT_EQ(0, send_raw(&self->p, &h, "", 0));
+	for (int i = 0; i < 500 && !sigurgs; i++)
+		usleep(10000);
+	EXPECT_EQ(1, sigurgs);
+	EXPECT_EQ(-1, recv(self->sfd, buf, 1, MSG_OOB));
+	EXPECT_EQ(EAGAIN, errno);
+	next_header(&self->p, &h, MID_DATA, 3);
+	h.flags = OOB_PRES;
+	ASSERT_EQ(0, send_raw(&self->p, &h, "abX", 3));
+	ASSERT_NE(0, sdp_poll1(self->sfd, POLLPRI, 5000) & POLLPRI);
+	ASSERT_EQ(1, recv(self->sfd, buf, 1, MSG_OOB));
+	EXPECT_EQ('X', buf[0]);
+	ASSERT_EQ(2, recv(self->sfd, buf, sizeof(buf), 0));
+	EXPECT_EQ(0, memcmp(buf, "ab", 2));
+	EXPECT_EQ(1, sigurgs);
+
+	ASSERT_EQ(3, send(self->sfd, "hi!", 3, MSG_OOB));
+	ASSERT_TRUE(peer_wait_for(&self->p, MID_DATA));
+	EXPECT_EQ(OOB_PRES, self->p.last_data.flags);
+	EXPECT_EQ(sizeof(struct bsdh) + 3, ntohl(self->p.last_data.len));
+	EXPECT_EQ(0, memcmp(self->p.last_payload, "hi!", 3));
+}
+
+/* Urgent flags only on Data, the byte only where there is one. */
+TEST_F(evil_client, urgent_flag_on_disconn)
+{
+	struct bsdh h;
+
+	next_header(&self->p, &h, MID_DISCONN, 0);
+	h.flags = OOB_PEND;
+	expect_fault(_metadata, self, &h, 0, "BadFlags");
+}
+
+TEST_F(evil_client, urgent_byte_in_empty_data)
+{
+	struct bsdh h;
+
+	next_header(&self->p, &h, MID_DATA, 0);
+	h.flags = OOB_PRES;
+	expect_fault(_metadata, self, &h, 0, "BadFlags");
+}
+
+TEST_F(evil_client, unknown_flag_bits)
+{
+	struct bsdh h;
+
+	next_header(&self->p, &h, MID_DATA, 4);
+	h.flags = 0x80;
+	expect_fault(_metadata, self, &h, 4, "BadFlags");
 }
 
 /* Hellos the listener must refuse. */
