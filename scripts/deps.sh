@@ -12,6 +12,7 @@
 #   scripts/deps.sh --kdir KVER      its headers, to build modules against
 #   scripts/deps.sh --kselftest      kselftest_harness.h and kselftest.h
 #   scripts/deps.sh --kbuild-deps    what building a kernel takes (scripts/debug-kernel)
+#   scripts/deps.sh --nginx          the unpacked nginx binary the program tests run
 set -euo pipefail
 
 PKGS=(
@@ -21,6 +22,7 @@ PKGS=(
 	rdma-core ibverbs-utils rdmacm-utils perftest libibverbs-dev librdmacm-dev
 	socat netcat-openbsd curl python3 iperf3 qperf procps bc gnuplot-nox
 	dkms fakeroot lintian
+	libcrypt1 libpcre2-8-0 libssl3 zlib1g
 )
 # Building a whole kernel (scripts/debug-kernel), on top of PKGS.
 KBUILD_PKGS=(flex bison bc libelf-dev libssl-dev cpio linux-source-6.1 xz-utils)
@@ -123,6 +125,28 @@ fetch_kernel()
 	touch "$dir/.fetched"
 }
 
+# nginx for the program tests, unpacked (dpkg -x) and never installed: its
+# package would start a web server on the host. Its libraries are in PKGS.
+nginx_bin() { echo "$SDP_CACHE/nginx/root/usr/sbin/nginx"; }
+
+fetch_nginx()
+{
+	local dir=$SDP_CACHE/nginx
+	[ -e "$dir/.fetched" ] && return 0
+	[ "$(id -u)" = 0 ] || die "need root to fetch nginx into $SDP_CACHE"
+	log "fetching nginx into $dir"
+	rm -rf "$dir"
+	mkdir -p "$dir/deb"
+	(
+		cd "$dir/deb"
+		get() { apt-get download -qq -o APT::Sandbox::User=root "$@" >&2; }
+		get nginx || { apt_update; get nginx; }
+	) || die "cannot download nginx"
+	dpkg -x "$dir"/deb/nginx_*.deb "$dir/root"
+	rm -rf "$dir/deb"
+	touch "$dir/.fetched"
+}
+
 # kselftest headers are taken from Debian's kernel source and never committed.
 kselftest()
 {
@@ -141,7 +165,11 @@ kselftest()
 }
 
 case "${1:-}" in
-"") install_pkgs "${PKGS[@]}" ;;
+"")
+	install_pkgs "${PKGS[@]}"
+	fetch_nginx
+	;;
+--nginx) nginx_bin ;;
 --kver) kver_of "$2" ;;
 --kernel)
 	kver=$(kver_of "$2")

@@ -1,0 +1,166 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Program conformance: unmodified Debian programs run under sdp_run and
+# again over plain TCP, the oracle; both runs must give the same bytes
+# (checksums) and the same exit codes, and the SDP run must be proven over
+# RDMA. nginx is the event-loop server real sites run: a master that forks
+# its workers, non-blocking sockets in edge-triggered epoll, sendfile() with
+# tcp_nopush (TCP_CORK), keep-alive and range requests; curl is the client.
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+run=$here/../../userspace/sdp_run
+nginx=${SDP_NGINX:-}
+[ -r /proc/net/sdp_stats ] || { echo "# sdp not loaded"; exit $KSFT_SKIP; }
+[ -x "$run" ] || { echo "# build userspace/ first"; exit $KSFT_SKIP; }
+[ -x "$nginx" ] || { echo "# no nginx: scripts/deps.sh fetches it (SDP_NGINX)"; exit $KSFT_SKIP; }
+tmp=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; wait; rm -rf "$tmp"' EXIT
+: >"$tmp/none.conf"
+export SDP_CONFIG=$tmp/none.conf	# no rules: SDP for every TCP socket
+
+mkdir -p "$tmp/www"
+head -c $((64 << 20)) /dev/urandom >"$tmp/www/big"
+head -c 1 /dev/urandom >"$tmp/www/one"
+head -c 4097 /dev/urandom >"$tmp/www/page"
+head -c $(((1 << 20) + 3)) /dev/urandom >"$tmp/www/mib"
+
+# nginx on PORT, as a user's site would set it up.
+nginx_conf()	# PORT
+{
+	cat <<EOF
+daemon off;
+master_process on;
+worker_processes 2;
+user root;
+pid $tmp/nginx-$1.pid;
+error_log $tmp/error-$1.log warn;
+events { worker_connections 64; use epoll; }
+http {
+	access_log off;
+	default_type application/octet-stream;
+	sendfile on;
+	tcp_nopush on;
+	tcp_nodelay on;
+	keepalive_timeout 10;
+	client_body_temp_path $tmp/body-$1;
+	proxy_temp_path $tmp/proxy-$1;
+	fastcgi_temp_path $tmp/fastcgi-$1;
+	uwsgi_temp_path $tmp/uwsgi-$1;
+	scgi_temp_path $tmp/scgi-$1;
+	server {
+		listen $SDP_A:$1;
+		root $tmp/www;
+	}
+}
+EOF
+}
+
+# Starts nginx on PORT, under sdp_run when WRAP is "$run" ("" for TCP).
+nginx_start()	# PORT WRAP...
+{
+	local port=$1
+	shift
+	nginx_conf "$port" >"$tmp/nginx-$port.conf"
+	"$@" "$nginx" -p "$tmp" -e "$tmp/error-$port.log" -c "$tmp/nginx-$port.conf" &
+	nginx_pid=$!
+	sdp_wait_listen "$port"
+}
+
+nginx_stop() { kill "$nginx_pid"; wait "$nginx_pid"; }
+
+# What one client run gave: exit code, then curl's report per URL and the
+# checksum of the bodies (-o body.N, in order). The same command runs
+# under sdp_run and over TCP.
+fetch()		# OUT WRAP CURL-ARGS...
+{
+	local out=$1 wrap=$2
+	shift 2
+	rm -f "$tmp"/body.*
+	(cd "$tmp" && timeout 300 $wrap curl -s \
+		-w '%{http_code} %{size_download} %{num_connects}\n' "$@" \
+		>"$tmp/report"; echo "exit $?" >"$out")
+	cat "$tmp/report" >>"$out"
+	cat "$tmp"/body.* | sha256sum >>"$out"
+}
+
+# No SDP connection was made since the mark: the oracle ran over TCP.
+over_tcp()
+{
+	[ "$(sdp_stat ActiveOpens)" -eq "$o_active" ] &&
+		[ "$(sdp_stat PassiveOpens)" -eq "$o_passive" ] &&
+		[ "$(sdp_stat TxBytes)" -eq "$m_tx" ] || return 1
+	echo "# PROOF tcp"
+}
+tcp_mark()
+{
+	o_active=$(sdp_stat ActiveOpens) o_passive=$(sdp_stat PassiveOpens)
+	m_tx=$(sdp_stat TxBytes)
+}
+
+# The SDP run and the TCP run agree, and both are what was expected.
+same()		# NAME EXPECTED
+{
+	if ! cmp -s "$tmp/$1.sdp" "$tmp/$1.tcp" || ! cmp -s "$tmp/$1.tcp" "$2"; then
+		echo "# expected:"; sed 's/^/#   /' "$2"
+		echo "# over SDP:"; sed 's/^/#   /' "$tmp/$1.sdp"
+		echo "# over TCP:"; sed 's/^/#   /' "$tmp/$1.tcp"
+		return 1
+	fi
+}
+
+# What a case should give: exit 0, one report line per URL, the checksum of
+# the bodies one after the other.
+expect()	# NAME "REPORT-LINES" FILES...
+{
+	local name=$1 lines=$2
+	shift 2
+	{ echo "exit 0"; printf '%s\n' "$lines"; cat "$@" | sha256sum; } >"$tmp/$name.want"
+}
+
+# Each case: nginx and curl under sdp_run (over RDMA, proven), then both
+# over TCP; then the comparison. In CURL-ARGS, PORT stands for the port.
+case_both()	# NAME PAYLOAD CONNS CURL-ARGS
+{
+	local name=$1 payload=$2 conns=$3 args
+	shift 3
+
+	sdp_rdma_mark
+	nginx_start 7301 "$run" || return 1
+	args=("${@//PORT/7301}")
+	fetch "$tmp/$name.sdp" "$run" "${args[@]}"
+	nginx_stop
+	sdp_rdma_proven "$payload" "$conns" $((64 << 10)) || return 1
+
+	tcp_mark
+	nginx_start 7302 || return 1
+	args=("${@//PORT/7302}")
+	fetch "$tmp/$name.tcp" "" "${args[@]}"
+	nginx_stop
+	over_tcp || return 1
+	same "$name" "$tmp/$name.want"
+}
+
+ktap_plan 3
+
+# 1. A 64 MiB body through sendfile() under tcp_nopush, to curl.
+expect big "200 $((64 << 20)) 1" "$tmp/www/big"
+KTAP_CLASS=
+ktap_check "nginx -> curl: 64 MiB by sendfile, same bytes and exit code as TCP, over RDMA" \
+	case_both big $((64 << 20)) 1 -o body.1 "http://$SDP_A:PORT/big"
+
+# 2. Keep-alive: three bodies over one connection.
+expect keepalive "200 1 1"$'\n'"200 4097 0"$'\n'"200 $(((1 << 20) + 3)) 0" \
+	"$tmp/www/one" "$tmp/www/page" "$tmp/www/mib"
+ktap_check "nginx -> curl: three files over one keep-alive connection, as over TCP, over RDMA" \
+	case_both keepalive $(((1 << 20) + 4101)) 1 \
+	-o body.1 "http://$SDP_A:PORT/one" -o body.2 "http://$SDP_A:PORT/page" \
+	-o body.3 "http://$SDP_A:PORT/mib"
+
+# 3. A range: sendfile() from an unaligned offset to the middle of a page.
+dd if="$tmp/www/big" of="$tmp/range" bs=1 skip=4095 count=$((3 << 20)) iflag=skip_bytes,count_bytes status=none
+expect range "206 $((3 << 20)) 1" "$tmp/range"
+ktap_check "nginx -> curl: a range from an unaligned offset, as over TCP, over RDMA" \
+	case_both range $((3 << 20)) 1 \
+	-r 4095-$((4095 + (3 << 20) - 1)) -o body.1 "http://$SDP_A:PORT/big"
+ktap_finished
