@@ -80,6 +80,7 @@ struct sdp_sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern)
 	INIT_LIST_HEAD(&ssk->listen_item);
 	INIT_LIST_HEAD(&ssk->child);
 	sdp_cm_init(ssk);
+	sdp_listen_init(ssk);
 	sdp_teardown_init(ssk);
 	timer_setup(&ssk->cork_timer, sdp_cork_timer, 0);
 	timer_setup(&ssk->fin_timer, sdp_fin_timer, 0);

@@ -158,7 +158,8 @@ struct sdp_conn {
 	u32			tx_tail;	/* oldest posted, not completed */
 	u32			tx_queued_bytes;	/* payload filled, not completed */
 	u32			tx_unposted_bytes;	/* payload filled, not posted */
-	u32			tx_urg;		/* slot index + 1 of urgent data not posted */
+	u32			tx_urg;		/* tx_post once the urgent byte is posted */
+	bool			tx_urg_pend;	/* ... and it has not been announced */
 
 	/* control ring */
 	struct sdp_tx_slot	ctrl[SDP_CTRL_SLOTS];
@@ -192,6 +193,7 @@ enum {
 	SDP_F_DESTROYED,	/* sdp_destroy() ran */
 	SDP_F_STOPPING,		/* a listener is dropping its children */
 	SDP_F_SWITCHING,	/* becoming the native socket (sdp_fb_start) */
+	SDP_F_DEFER_ACCEPT,	/* established child waits for data (TCP_DEFER_ACCEPT) */
 };
 
 /* Which of its listener's queues a child is on (sdp_sock.queue). */
@@ -314,6 +316,7 @@ struct sdp_sock {
 	struct list_head	child;
 	int			queue;		/* SDP_Q_* */
 	struct sdp_hh		peer_hh;	/* the Hello it came with */
+	struct delayed_work	accept_work;	/* TCP_DEFER_ACCEPT: data came or time is up */
 
 	/* connection */
 	u32			transport;	/* enum sdp_transport */
@@ -357,7 +360,7 @@ struct sdp_sock {
 
 	/* read without the socket lock (poll, ioctl): kept by sdp_update_counts */
 	u32			rx_avail;	/* bytes readable */
-	bool			rx_mark;	/* the next is an urgent byte to pass */
+	bool			rx_mark;	/* the next is the urgent byte */
 	u32			tx_free_slots;	/* send buffers free */
 	u32			tx_unsent;	/* bytes not yet posted */
 	u32			tx_unacked;	/* bytes not yet completed */
@@ -448,6 +451,8 @@ int sdp_cm_req(struct sdp_sock *lssk, struct rdma_cm_id *id,
 	       const struct rdma_cm_event *ev);
 struct sdp_sock *sdp_accept_dequeue(struct sdp_sock *lssk);
 void sdp_passive_established(struct sdp_sock *child);
+void sdp_defer_data(struct sdp_sock *child);
+void sdp_listen_init(struct sdp_sock *ssk);
 void sdp_child_drop(struct sdp_sock *child, int err);
 void sdp_listen_stop(struct sdp_sock *lssk);
 void sdp_listener_add(struct sdp_sock *lssk);

@@ -19,6 +19,7 @@
 #include <net/inet6_hashtables.h>
 #include <net/inet_hashtables.h>
 #include <net/ipv6.h>
+#include <net/tcp.h>
 
 #include "sdp.h"
 
@@ -393,20 +394,86 @@ reject:
 	return 1;
 }
 
-/* The passive side is established: the child may be accepted now. */
-void sdp_passive_established(struct sdp_sock *child)
+/*
+ * TCP_DEFER_ACCEPT on the native listener, as the time TCP waits: its
+ * SYN-ACK retransmissions (retrans_to_secs()).
+ */
+static unsigned long sdp_defer_period(const struct sdp_sock *lssk)
 {
-	struct sdp_sock *lssk = child->parent;
+	u8 n = READ_ONCE(inet_csk(lssk->tcp->sk)->icsk_accept_queue.rskq_defer_accept);
+	unsigned long rto = TCP_TIMEOUT_INIT, period = 0;
+
+	while (n--) {
+		period += rto;
+		rto = min_t(unsigned long, rto << 1, TCP_RTO_MAX);
+	}
+	return period;
+}
+
+/* Listener locked: from syn_q to accept_q, and tell accept(). */
+static void sdp_child_ready(struct sdp_sock *lssk, struct sdp_sock *child)
+{
 	struct sock *lsk = &lssk->sk;
 
-	lock_sock(lsk);
 	if (sdp_listening(lssk) && child->queue == SDP_Q_SYN &&
 	    READ_ONCE(child->sk.sk_state) != TCP_CLOSE) {
 		list_move_tail(&child->child, &lssk->accept_q);
 		child->queue = SDP_Q_ACCEPT;
 		lsk->sk_data_ready(lsk);
 	}
+}
+
+/*
+ * The passive side is established: the child may be accepted now, or,
+ * under TCP_DEFER_ACCEPT, once its first data arrives or the period is
+ * over (TCP then takes the client's next ACK).
+ */
+void sdp_passive_established(struct sdp_sock *child)
+{
+	struct sdp_sock *lssk = child->parent;
+	struct sock *lsk = &lssk->sk;
+	unsigned long defer;
+
+	lock_sock(lsk);
+	defer = sdp_listening(lssk) ? sdp_defer_period(lssk) : 0;
+	if (defer && !sdp_readable(&child->sk, 1) && child->queue == SDP_Q_SYN) {
+		set_bit(SDP_F_DEFER_ACCEPT, &child->flags);
+		sock_hold(&child->sk);
+		if (!queue_delayed_work(sdp_wq, &child->accept_work, defer))
+			sock_put(&child->sk);
+		/* data that came meanwhile found the flag unset */
+		if (sdp_readable(&child->sk, 1))
+			sdp_defer_data(child);
+	} else {
+		sdp_child_ready(lssk, child);
+	}
 	release_sock(lsk);
+}
+
+/* A deferred child's data came (softirq or process context). */
+void sdp_defer_data(struct sdp_sock *child)
+{
+	sock_hold(&child->sk);
+	if (mod_delayed_work(sdp_wq, &child->accept_work, 0))
+		sock_put(&child->sk);	/* it was pending, with its own */
+}
+
+static void sdp_accept_work(struct work_struct *work)
+{
+	struct sdp_sock *child = container_of(to_delayed_work(work), struct sdp_sock,
+					      accept_work);
+	struct sdp_sock *lssk = child->parent;
+
+	lock_sock(&lssk->sk);
+	if (test_and_clear_bit(SDP_F_DEFER_ACCEPT, &child->flags))
+		sdp_child_ready(lssk, child);
+	release_sock(&lssk->sk);
+	sock_put(&child->sk);
+}
+
+void sdp_listen_init(struct sdp_sock *ssk)
+{
+	INIT_DELAYED_WORK(&ssk->accept_work, sdp_accept_work);
 }
 
 /* The oldest established child, off the queue; listener locked. */

@@ -264,7 +264,7 @@ void sdp_rx_reap(struct sdp_sock *ssk)
 {
 	struct sock *sk = &ssk->sk;
 	struct sdp_conn *c = ssk->conn;
-	u32 before = c->rx_ready_bytes;
+	u32 before = c->rx_ready_bytes, nxt = ssk->rcv_nxt;
 	struct sdp_rx_slot *slot;
 
 	while (ssk->conn && !list_empty(&c->rx_posted)) {
@@ -281,19 +281,24 @@ void sdp_rx_reap(struct sdp_sock *ssk)
 			break;
 	}
 	sdp_rx_more(ssk, GFP_ATOMIC | __GFP_NOWARN);
-	if (c->rx_ready_bytes != before && !sock_flag(sk, SOCK_DEAD)) {
+	/* (an urgent byte may replace one it drops: the count stays) */
+	if ((c->rx_ready_bytes != before || ssk->rcv_nxt != nxt) &&
+	    !sock_flag(sk, SOCK_DEAD)) {
 		/* poll() reads the counts: they must be current when it wakes. */
 		sdp_update_counts(ssk);
 		sk->sk_data_ready(sk);
+		if (test_bit(SDP_F_DEFER_ACCEPT, &ssk->flags))
+			sdp_defer_data(ssk);
 	}
 }
 
-/* tcp_epollin_ready(): an unread urgent byte at the mark does not count. */
+/* tcp_epollin_ready(): an urgent byte at the mark counts only inline. */
 bool sdp_readable(const struct sock *sk, int target)
 {
 	const struct sdp_sock *ssk = sdp_sk(sk);
 
-	return READ_ONCE(ssk->rx_avail) >= target + READ_ONCE(ssk->rx_mark);
+	return READ_ONCE(ssk->rx_avail) >=
+	       target + (READ_ONCE(ssk->rx_mark) && !sock_flag(sk, SOCK_URGINLINE));
 }
 
 /* SIOCINQ (tcp_inq()): with an urgent byte ahead, the bytes before it. */
@@ -473,7 +478,7 @@ int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags)
 	struct sock *sk = sock->sk;
 	struct sdp_sock *ssk = sdp_sk(sk);
 	size_t copied = 0;
-	u32 peeked = 0;
+	u32 peeked = 0, peek_base;
 	long timeo;
 	int target, n, err = 0;
 
@@ -500,6 +505,7 @@ int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags)
 	}
 	timeo = sock_rcvtimeo(sk, flags & MSG_DONTWAIT);
 	target = sock_rcvlowat(sk, flags & MSG_WAITALL, len);
+	peek_base = ssk->conn ? sdp_copied_seq(ssk) : 0;
 
 	do {
 		DEFINE_WAIT_FUNC(wait, woken_wake_function);
@@ -511,6 +517,20 @@ int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags)
 			return sdp_fb_recvmsg(ssk, msg, len, flags);
 		}
 		sdp_flush(ssk);
+		if (ssk->conn && (flags & MSG_PEEK) && sdp_copied_seq(ssk) != peek_base) {
+			/* Read from under the peek (tcp_recvmsg()'s race): start over there. */
+			peek_base = sdp_copied_seq(ssk);
+			peeked = 0;
+		}
+		/* At the urgent mark a read ends, or gives way to a signal. */
+		if (ssk->conn && sdp_urg_at(ssk, sdp_copied_seq(ssk) + peeked)) {
+			if (copied)
+				break;
+			if (signal_pending(current)) {
+				err = timeo ? sock_intr_errno(timeo) : -EAGAIN;
+				break;
+			}
+		}
 		n = sdp_rx_copy(ssk, msg, len - copied, flags, &peeked);
 		if (n < 0) {
 			if (!copied)
@@ -523,15 +543,6 @@ int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags)
 			sdp_tx_push(ssk, false);
 		if (copied >= target)
 			break;
-		/* At the urgent mark a read ends, or gives way to a signal. */
-		if (ssk->conn && sdp_urg_at(ssk, sdp_copied_seq(ssk) + peeked)) {
-			if (copied)
-				break;
-			if (signal_pending(current)) {
-				err = timeo ? sock_intr_errno(timeo) : -EAGAIN;
-				break;
-			}
-		}
 
 		if (copied) {
 			if (!timeo || sk->sk_err || sk->sk_state == TCP_CLOSE ||

@@ -108,13 +108,26 @@ bool sdp_post_abort(struct sdp_sock *ssk)
 	return true;
 }
 
-/* The peer's idea of our free buffers lags by half the ring (at least 2). */
-static bool sdp_need_credit_update(const struct sdp_conn *c)
+/*
+ * The peer's idea of our free buffers lags by half the ring (at least 2);
+ * or by any, if the peer can send no data (its last credits are for
+ * control) and our reader has nothing left to read that would free more:
+ * an urgent byte alone at the mark holds its buffer until the data after
+ * it comes.
+ */
+static bool sdp_need_credit_update(const struct sdp_sock *ssk)
 {
+	const struct sdp_conn *c = ssk->conn;
 	s32 peer_view = (s32)c->rx_adv - (s32)(c->rx_mseq - c->rx_mseq_adv);
 	s32 fresh = (s32)c->rx_posted_nr - 1 - max(peer_view, 0);
+	u32 unread = c->rx_ready_bytes;
 
-	return fresh >= max_t(s32, 2, (c->rx_alloc - 1) / 2);
+	if (fresh >= max_t(s32, 2, (c->rx_alloc - 1) / 2))
+		return true;
+	if (unread && !sock_flag(&ssk->sk, SOCK_URGINLINE) &&
+	    sdp_urg_at(ssk, sdp_copied_seq(ssk)))
+		unread--;
+	return fresh > 0 && peer_view <= SDP_CTRL_CREDITS && !unread;
 }
 
 /* A partly filled buffer may go: TCP_NODELAY, or nothing in flight (Nagle). */
@@ -158,18 +171,19 @@ void sdp_tx_push(struct sdp_sock *ssk, bool force)
 		c->tx_unposted_bytes -= payload;
 		c->tx_post++;
 		if (c->tx_post == c->tx_urg)
-			c->tx_urg = 0;
+			c->tx_urg_pend = false;
 		ssk->stats.tx_bytes += payload;
 		SDP_ADD_STATS(sock_net(&ssk->sk), SDP_MIB_TX_BYTES, payload);
 	}
 	/*
 	 * Urgent data that credits hold back is announced at once, as TCP's
 	 * urgent pointer goes out ahead of its byte: the peer gets SIGURG.
+	 * Not with the spare, which credit updates, DisConn and Abort need.
 	 */
-	if (c->tx_urg && sdp_ctrl_ok(c)) {
+	if (c->tx_urg_pend && sdp_tx_credits(c) > 0 && sdp_ctrl_ok(c)) {
 		if (sdp_post_ctrl(ssk, SDP_MID_DATA, SDP_OOB_PEND))
 			goto err;
-		c->tx_urg = 0;
+		c->tx_urg_pend = false;
 	}
 
 	if (test_bit(SDP_F_SEND_DISCONN, &ssk->flags) &&
@@ -178,7 +192,7 @@ void sdp_tx_push(struct sdp_sock *ssk, bool force)
 			goto err;
 		clear_bit(SDP_F_SEND_DISCONN, &ssk->flags);
 		SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_DISCONN_SENT);
-	} else if (sdp_need_credit_update(c) && sdp_ctrl_ok(c)) {
+	} else if (sdp_need_credit_update(ssk) && sdp_ctrl_ok(c)) {
 		if (sdp_post_ctrl(ssk, SDP_MID_DATA, 0))
 			goto err;
 		ssk->stats.tx_credit_updates++;
@@ -471,14 +485,19 @@ static void sdp_mark_urg(struct sdp_sock *ssk)
 {
 	struct sdp_conn *c = ssk->conn;
 	struct sdp_tx_slot *s;
+	u32 i;
 
 	if (!c || c->tx_head == c->tx_post)
 		return;
 	s = &c->tx[(c->tx_head - 1) % c->tx_count];
 	if (s->len == SDP_HDR)
 		return;
+	/* An earlier urgent byte not yet sent is plain data now, as in TCP. */
+	for (i = c->tx_post; i != c->tx_head; i++)
+		c->tx[i % c->tx_count].oob = 0;
 	s->oob = SDP_OOB_PRES;
 	c->tx_urg = c->tx_head;
+	c->tx_urg_pend = true;
 }
 
 /*

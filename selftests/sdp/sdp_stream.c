@@ -1143,6 +1143,101 @@ TEST_F(pair, urgent_byte_replaced_by_a_newer_one)
 	EXPECT_RDMA_RX(self->sfd, 4);
 }
 
+/* @fd sends @what with @flags after @ms, from a child process. */
+static pid_t send_later(int fd, const char *what, int flags, int ms)
+{
+	pid_t pid = fork();
+
+	if (!pid) {
+		usleep(ms * 1000);
+		_exit(send(fd, what, strlen(what), flags) == (ssize_t)strlen(what) ? 0 : 1);
+	}
+	return pid;
+}
+
+static int child_status(pid_t pid)
+{
+	int st;
+
+	return waitpid(pid, &st, 0) == pid && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* A read that has data and waits for more ends at an urgent mark that comes. */
+TEST_F(pair, urgent_mark_ends_a_waiting_read)
+{
+	struct timeval tv = { .tv_sec = 10 };
+	char in[100];
+	pid_t pid;
+
+	ASSERT_EQ(0, setsockopt(self->sfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+	ASSERT_EQ(3, send(self->cfd, "abc", 3, 0));
+	pid = send_later(self->cfd, "U", MSG_OOB, 300);
+	ASSERT_EQ(3, recv(self->sfd, in, sizeof(in), MSG_WAITALL));
+	EXPECT_EQ(0, memcmp(in, "abc", 3));
+	EXPECT_EQ(0, child_status(pid));
+	ASSERT_NE(0, sdp_poll1(self->sfd, POLLPRI, 5000) & POLLPRI);
+	EXPECT_EQ(1, ioctl_int(self->sfd, SIOCATMARK));
+	EXPECT_EQ('U', recv_oob(self->sfd, 0));
+	EXPECT_RDMA_RX(self->sfd, 4);
+}
+
+/*
+ * With the last urgent byte read and still at the mark, a new one-byte
+ * urgent message (which drops the old byte) wakes a poller with POLLPRI.
+ */
+TEST_F(pair, urgent_byte_after_a_read_one_wakes_poll)
+{
+	char in[8];
+	pid_t pid;
+
+	ASSERT_EQ(1, send(self->cfd, "A", 1, MSG_OOB));
+	ASSERT_NE(0, sdp_poll1(self->sfd, POLLPRI, 5000) & POLLPRI);
+	EXPECT_EQ('A', recv_oob(self->sfd, 0));
+	EXPECT_EQ(0, sdp_poll1(self->sfd, POLLIN | POLLPRI, 0));
+	pid = send_later(self->cfd, "!", MSG_OOB, 300);
+	EXPECT_NE(0, sdp_poll1(self->sfd, POLLIN | POLLPRI, 5000) & POLLPRI);
+	EXPECT_EQ(0, child_status(pid));
+	EXPECT_EQ('!', recv_oob(self->sfd, 0));
+	EXPECT_EQ(-1, recv(self->sfd, in, sizeof(in), MSG_DONTWAIT));
+	EXPECT_EQ(EAGAIN, errno);
+	EXPECT_RDMA_RX(self->sfd, 2);
+}
+
+/*
+ * telnet's "send synch": a one-byte urgent send, then plain data. The
+ * reader, which cannot read the urgent byte in its way, must still get the
+ * data after it (over SDP the byte holds a whole receive buffer).
+ */
+TEST_F(pair, urgent_byte_alone_does_not_hold_up_the_data)
+{
+	char in[16];
+
+	ASSERT_EQ(5, send(self->cfd, "hello", 5, 0));
+	ASSERT_EQ(5, sdp_read_full(self->sfd, in, 5));
+	ASSERT_EQ(1, send(self->cfd, "\377", 1, MSG_OOB));
+	ASSERT_EQ(1, send(self->cfd, "\362", 1, 0));
+	ASSERT_EQ(3, send(self->cfd, "bye", 3, 0));
+	ASSERT_NE(0, sdp_poll1(self->sfd, POLLIN, 5000) & POLLIN);
+	ASSERT_EQ(4, sdp_read_full(self->sfd, in, 4));
+	EXPECT_EQ(0, memcmp(in, "\362bye", 4));
+	EXPECT_RDMA_RX(self->sfd, 10);
+}
+
+/* SO_OOBINLINE set later makes the urgent byte at the mark readable. */
+TEST_F(pair, urgent_byte_readable_once_inline)
+{
+	char in[8];
+
+	ASSERT_EQ(1, send(self->cfd, "Z", 1, MSG_OOB));
+	ASSERT_NE(0, sdp_poll1(self->sfd, POLLPRI, 5000) & POLLPRI);
+	EXPECT_EQ(0, sdp_poll1(self->sfd, POLLIN, 0) & POLLIN);
+	ASSERT_EQ(0, sdp_setint(self->sfd, SOL_SOCKET, SO_OOBINLINE, 1));
+	EXPECT_NE(0, sdp_poll1(self->sfd, POLLIN, 0) & POLLIN);
+	ASSERT_EQ(1, recv(self->sfd, in, sizeof(in), 0));
+	EXPECT_EQ('Z', in[0]);
+	EXPECT_RDMA_RX(self->sfd, 1);
+}
+
 /*
  * The urgent notice outruns flow control: with the receiver's window (SDP:
  * its buffers) full, SIGURG still comes, and MSG_OOB says "not yet" until
@@ -1151,6 +1246,7 @@ TEST_F(pair, urgent_byte_replaced_by_a_newer_one)
 TEST_F(pair, urgent_signalled_past_a_full_window)
 {
 	static char out[1024], in[48 << 10];
+	struct timeval tv = { .tv_sec = 10 };
 	struct sockaddr_storage ss;
 	socklen_t len;
 	int l, c, s;
@@ -1175,22 +1271,27 @@ TEST_F(pair, urgent_signalled_past_a_full_window)
 		fill(out, sizeof(out), i);
 		ASSERT_EQ(sizeof(out), send(c, out, sizeof(out), MSG_DONTWAIT));
 	}
+	/* two: the second's mark replaces the first's, still unsent */
 	ASSERT_EQ(1, send(c, "!", 1, MSG_OOB | MSG_DONTWAIT));
+	ASSERT_EQ(1, send(c, "?", 1, MSG_OOB | MSG_DONTWAIT));
 	for (int i = 0; i < 500 && !sigurgs; i++)
 		usleep(10000);
 	EXPECT_EQ(1, sigurgs);
 	EXPECT_EQ(-EAGAIN, recv_oob(s, 0));
 	EXPECT_EQ(0, ioctl_int(s, SIOCATMARK));
+	ASSERT_EQ(0, setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
 	ASSERT_EQ(sizeof(in), sdp_read_full(s, in, sizeof(in)));
 	for (int i = 0; i < 48; i++) {
 		fill(out, sizeof(out), i);
 		EXPECT_EQ(0, memcmp(in + i * sizeof(out), out, sizeof(out)));
 	}
+	ASSERT_EQ(1, recv(s, in, 1, 0));
+	EXPECT_EQ('!', in[0]);
 	ASSERT_NE(0, sdp_poll1(s, POLLPRI, 5000) & POLLPRI);
 	EXPECT_EQ(1, ioctl_int(s, SIOCATMARK));
-	EXPECT_EQ('!', recv_oob(s, 0));
+	EXPECT_EQ('?', recv_oob(s, 0));
 	EXPECT_EQ(1, sigurgs);
-	EXPECT_RDMA_RX(s, sizeof(in) + 1);
+	EXPECT_RDMA_RX(s, sizeof(in) + 2);
 	close(c);
 	close(s);
 	close(l);
@@ -2105,6 +2206,55 @@ TEST_F(sock, connect_bad_address)
 }
 
 /* listen(backlog): the queue holds backlog + 1; the rest wait, none are lost. */
+/*
+ * TCP_DEFER_ACCEPT: a connection is accepted once its first data arrives,
+ * or, from a client that sends nothing, once the period (1 s here: one
+ * SYN-ACK retransmission) is over.
+ */
+TEST_F(sock, tcp_defer_accept)
+{
+	struct sockaddr_storage ss;
+	struct sdp_proof pr = {};
+	socklen_t len;
+	int l, c, s, c2, s2;
+	double t0;
+	char b = 0;
+
+	l = sdp_listener(self->family, self->ip, 8, &ss, &len);
+	ASSERT_LE(0, l);
+	ASSERT_EQ(0, sdp_setint(l, SOL_TCP, TCP_DEFER_ACCEPT, 1));
+	EXPECT_EQ(1, sdp_getint(l, SOL_TCP, TCP_DEFER_ACCEPT));
+	c = sdp_connect(self->family, &ss, len);
+	ASSERT_LE(0, c);
+	EXPECT_EQ(0, sdp_poll1(l, POLLIN, 500) & POLLIN) TH_LOG("acceptable before data");
+	ASSERT_EQ(1, send(c, "x", 1, 0));
+	ASSERT_NE(0, sdp_poll1(l, POLLIN, 5000) & POLLIN);
+	s = accept(l, NULL, NULL);
+	ASSERT_LE(0, s);
+	PROOF_BEGIN(&pr, c, s);
+	ASSERT_EQ(1, recv(s, &b, 1, 0));
+	EXPECT_EQ('x', b);
+
+	c2 = sdp_connect(self->family, &ss, len);
+	ASSERT_LE(0, c2);
+	t0 = sdp_now();
+	ASSERT_NE(0, sdp_poll1(l, POLLIN, 10000) & POLLIN) TH_LOG("never accepted without data");
+	EXPECT_LE(0.5, sdp_now() - t0);
+	s2 = accept(l, NULL, NULL);
+	ASSERT_LE(0, s2);
+	if (variant->sdp)
+		EXPECT_EQ(sdp_expected_transport(), sdp_transport(s2));
+	ASSERT_EQ(1, send(c2, "y", 1, 0));
+	ASSERT_EQ(1, recv(s2, &b, 1, 0));
+	EXPECT_EQ('y', b);
+	PROOF_END(&pr);
+	close(c2);
+	close(s2);
+	close(c);
+	close(s);
+	close(l);
+}
+
 TEST_F(sock, listen_backlog)
 {
 	struct sockaddr_storage ss;
