@@ -20,7 +20,7 @@ PKGS=(
 	linux-source-6.1 xz-utils
 	qemu-system-x86 busybox-static kmod cpio iproute2 util-linux
 	rdma-core ibverbs-utils rdmacm-utils perftest libibverbs-dev librdmacm-dev
-	socat netcat-openbsd curl python3 iperf3 qperf procps bc gnuplot-nox
+	socat netcat-openbsd curl python3 iperf3 qperf procps bc gnuplot-nox inetutils-telnet
 	dkms fakeroot lintian
 	libcrypt1 libpcre2-8-0 libssl3 zlib1g
 )

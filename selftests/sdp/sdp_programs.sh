@@ -6,6 +6,7 @@
 # RDMA. nginx is the event-loop server real sites run: a master that forks
 # its workers, non-blocking sockets in edge-triggered epoll, sendfile() with
 # tcp_nopush (TCP_CORK), keep-alive and range requests; curl is the client.
+# telnet's "send synch" is urgent data (MSG_OOB) from a real program.
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
@@ -141,7 +142,40 @@ case_both()	# NAME PAYLOAD CONNS CURL-ARGS
 	same "$name" "$tmp/$name.want"
 }
 
-ktap_plan 3
+# telnet sends a line, then "send synch" (IAC DM, urgent), then a line, to
+# socat writing what it reads to a file (SOCAT-OPTS: so-oobinline or
+# none); once under sdp_run (proven over RDMA), once over TCP.
+telnet_case()	# NAME SOCAT-OPTS
+{
+	local name=$1 opts=$2 mode wrap port=7303 srv
+	for mode in sdp tcp; do
+		if [ $mode = sdp ]; then wrap=$run; sdp_rdma_mark; else wrap=; tcp_mark; fi
+		timeout 60 $wrap socat -u "TCP4-LISTEN:$port,bind=$SDP_A,reuseaddr$opts" \
+			"OPEN:$tmp/$name.$mode,creat,trunc" &
+		srv=$!
+		sdp_wait_listen $port || return 1
+		{ printf 'hello\n'; sleep 1; printf '\035send synch\n'; sleep 1
+		  printf 'bye\n'; sleep 1; } | timeout 60 $wrap telnet $SDP_A $port >/dev/null 2>&1
+		wait $srv
+		if [ $mode = sdp ]; then
+			# 14 bytes sent: two lines and IAC DM
+			sdp_rdma_proven 14 1 0 || return 1
+		else
+			over_tcp || return 1
+		fi
+		port=$((port + 1))
+	done
+	cmp -s "$tmp/$name.sdp" "$tmp/$name.tcp" || {
+		echo "# over SDP: $(od -An -c "$tmp/$name.sdp")"
+		echo "# over TCP: $(od -An -c "$tmp/$name.tcp")"
+		return 1
+	}
+}
+
+# The urgent byte kept in the stream (IAC DM there), or lost from it.
+has_iac_dm() { od -An -tx1 "$tmp/$1.tcp" | tr -d ' \n' | grep -q 'fff2'; }
+
+ktap_plan 5
 
 # 1. A 64 MiB body through sendfile() under tcp_nopush, to curl.
 expect big "200 $((64 << 20)) 1" "$tmp/www/big"
@@ -163,4 +197,10 @@ expect range "206 $((3 << 20)) 1" "$tmp/range"
 ktap_check "nginx -> curl: a range from an unaligned offset, as over TCP, over RDMA" \
 	case_both range $((3 << 20)) 1 \
 	-r 4095-$((4095 + (3 << 20) - 1)) -o body.1 "http://$SDP_A:PORT/big"
+
+# 4. and 5. telnet's urgent data, with and without SO_OOBINLINE at socat.
+ktap_check "telnet send synch -> socat so-oobinline: urgent byte inline, as over TCP, over RDMA" \
+	eval 'telnet_case synch_inline ,so-oobinline && has_iac_dm synch_inline'
+ktap_check "telnet send synch -> socat: urgent byte out of the stream, as over TCP, over RDMA" \
+	eval 'telnet_case synch_oob "" && ! has_iac_dm synch_oob'
 ktap_finished
