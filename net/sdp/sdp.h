@@ -109,6 +109,7 @@ struct sdp_tx_slot {
 	u8			oob;		/* SDP_OOB_PRES: ends in the urgent byte */
 	bool			done;
 	bool			ctrl;		/* from the control ring */
+	u64			stamp;		/* ns: posted at; once done, it took */
 };
 
 /* A send buffer kept between messages. */
@@ -348,6 +349,11 @@ struct sdp_sock {
 	bool			cork;
 	u32			notsent_lowat;
 	u32			user_timeout;	/* TCP_USER_TIMEOUT, ms */
+
+	/* TCP_INFO's RTT: from post to completion of our sends, in us */
+	u32			srtt_us;
+	u32			rttvar_us;
+	u32			min_rtt_us;
 
 	/*
 	 * Urgent data (TCP's urg_data, urg_seq): the last byte of a message

@@ -195,6 +195,7 @@ int sdp_conn_create(struct sdp_sock *ssk, struct rdma_cm_id *id, u32 rcv_size)
 	/* a new stream: positions start again, no urgent data */
 	ssk->rcv_nxt = 0;
 	WRITE_ONCE(ssk->urg_data, 0);
+	ssk->srtt_us = 0;
 	INIT_LIST_HEAD(&c->dev_item);
 	c->sdev = sdp_dev_get(id->device);
 	if (!c->sdev) {

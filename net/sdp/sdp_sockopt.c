@@ -239,6 +239,9 @@ static void sdp_fill_tcp_info(struct sdp_sock *ssk, struct tcp_info *ti)
 	ti->tcpi_segs_in = ssk->stats.rx_msgs;
 	ti->tcpi_data_segs_out = ssk->stats.tx_msgs - ssk->stats.tx_credit_updates;
 	ti->tcpi_rcv_space = ssk->sk.sk_rcvbuf;
+	ti->tcpi_rtt = ssk->srtt_us;
+	ti->tcpi_rttvar = ssk->rttvar_us;
+	ti->tcpi_min_rtt = ssk->min_rtt_us;
 	ti->tcpi_snd_wnd = ti->tcpi_snd_cwnd * ti->tcpi_snd_mss;
 }
 

@@ -53,6 +53,7 @@ static int sdp_post_send(struct sdp_sock *ssk, struct sdp_tx_slot *s, u8 mid)
 	ib_dma_sync_single_for_device(c->sdev->ibdev, s->dma, s->len,
 				      DMA_TO_DEVICE);
 	s->done = false;
+	s->stamp = ktime_get_ns();
 	/*
 	 * Software providers (rxe, siw) run or schedule their send work here.
 	 * A softirq raised from process context wakes ksoftirqd, a context
@@ -213,9 +214,31 @@ void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	bh_lock_sock(sk);
 	s->status = wc->status;
+	s->stamp = ktime_get_ns() - s->stamp;
 	s->done = true;
 	__sdp_defer_or_process(ssk);
 	bh_unlock_sock(sk);
+}
+
+/*
+ * A send completes once the peer's HCA acknowledged it: post to completion
+ * is a round trip (with its transmission). Smoothed as TCP's srtt, rttvar.
+ */
+static void sdp_rtt_sample(struct sdp_sock *ssk, u64 ns)
+{
+	u32 m = max_t(u32, div_u64(ns, NSEC_PER_USEC), 1);
+	u32 err;
+
+	if (!ssk->srtt_us) {
+		ssk->srtt_us = m;
+		ssk->rttvar_us = m / 2;
+		ssk->min_rtt_us = m;
+		return;
+	}
+	err = m > ssk->srtt_us ? m - ssk->srtt_us : ssk->srtt_us - m;
+	ssk->rttvar_us = ssk->rttvar_us - ssk->rttvar_us / 4 + err / 4;
+	ssk->srtt_us = ssk->srtt_us - ssk->srtt_us / 8 + m / 8;
+	ssk->min_rtt_us = min(ssk->min_rtt_us, m);
 }
 
 /* A failed send: the peer is gone (retries exhausted) or broke the rules. */
@@ -243,6 +266,7 @@ void sdp_tx_reap(struct sdp_sock *ssk)
 			sdp_tx_error(ssk, s->status);
 			return;
 		}
+		sdp_rtt_sample(ssk, s->stamp);
 		c->tx_queued_bytes -= s->len - SDP_HDR;
 		s->len = 0;
 		sdp_tx_buf_put(c, s);

@@ -6,7 +6,8 @@
 # RDMA. nginx is the event-loop server real sites run: a master that forks
 # its workers, non-blocking sockets in edge-triggered epoll, sendfile() with
 # tcp_nopush (TCP_CORK), keep-alive and range requests; curl is the client.
-# telnet's "send synch" is urgent data (MSG_OOB) from a real program.
+# telnet's "send synch" is urgent data (MSG_OOB) from a real program;
+# socat forking per connection serves nc clients streaming both ways.
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
@@ -172,10 +173,44 @@ telnet_case()	# NAME SOCAT-OPTS
 	}
 }
 
+# A server that forks per connection (socat fork, each child execs cat, an
+# echo) and two nc clients streaming 1 MiB each through it, one after the
+# other; once under sdp_run (proven over RDMA), once over TCP. What the
+# clients got back and their exit codes, both ways.
+echo_case()
+{
+	local mode wrap port=7310 srv i
+	for mode in sdp tcp; do
+		if [ $mode = sdp ]; then wrap=$run; sdp_rdma_mark; else wrap=; tcp_mark; fi
+		timeout 120 $wrap socat "TCP4-LISTEN:$port,bind=$SDP_A,reuseaddr,fork" EXEC:cat &
+		srv=$!
+		sdp_wait_listen $port || return 1
+		for i in 1 2; do
+			timeout 60 $wrap nc -N $SDP_A $port <"$tmp/www/mib" >"$tmp/echo.$mode.$i"
+			echo "exit $?" >>"$tmp/echo.$mode.$i"
+		done
+		kill $srv
+		wait $srv
+		if [ $mode = sdp ]; then
+			sdp_rdma_proven $((4 * ((1 << 20) + 3))) 2 || return 1
+		else
+			over_tcp || return 1
+		fi
+		port=$((port + 1))
+	done
+	{ cat "$tmp/www/mib"; echo "exit 0"; } >"$tmp/echo.want"
+	for i in 1 2; do
+		cmp -s "$tmp/echo.sdp.$i" "$tmp/echo.tcp.$i" && cmp -s "$tmp/echo.tcp.$i" "$tmp/echo.want" || {
+			echo "# client $i: $(tail -c 20 "$tmp/echo.sdp.$i" | od -An -c) over SDP, $(tail -c 20 "$tmp/echo.tcp.$i" | od -An -c) over TCP"
+			return 1
+		}
+	done
+}
+
 # The urgent byte kept in the stream (IAC DM there), or lost from it.
 has_iac_dm() { od -An -tx1 "$tmp/$1.tcp" | tr -d ' \n' | grep -q 'fff2'; }
 
-ktap_plan 5
+ktap_plan 6
 
 # 1. A 64 MiB body through sendfile() under tcp_nopush, to curl.
 expect big "200 $((64 << 20)) 1" "$tmp/www/big"
@@ -203,4 +238,8 @@ ktap_check "telnet send synch -> socat so-oobinline: urgent byte inline, as over
 	eval 'telnet_case synch_inline ,so-oobinline && has_iac_dm synch_inline'
 ktap_check "telnet send synch -> socat: urgent byte out of the stream, as over TCP, over RDMA" \
 	eval 'telnet_case synch_oob "" && ! has_iac_dm synch_oob'
+
+# 6. fork per connection, streaming both ways.
+ktap_check "socat fork+exec cat echoes 1 MiB to each of two nc clients, as over TCP, over RDMA" \
+	echo_case
 ktap_finished

@@ -693,6 +693,14 @@ TEST_F(pair, tcp_info_state)
 	EXPECT_EQ(sizeof(buf), ti.tcpi_bytes_received);
 	ASSERT_EQ(0, getsockopt(self->cfd, SOL_TCP, TCP_INFO, &ti, &len));
 	EXPECT_EQ(sizeof(buf), ti.tcpi_bytes_sent);
+	/* an RTT estimate from the round trips made, nothing retransmitted */
+	EXPECT_LT(0, ti.tcpi_rtt);
+	EXPECT_GT(5000000u, ti.tcpi_rtt);
+	EXPECT_LT(0, ti.tcpi_min_rtt);
+	EXPECT_GE(ti.tcpi_rtt + ti.tcpi_rttvar, ti.tcpi_min_rtt);
+	EXPECT_EQ(0, ti.tcpi_retransmits);
+	EXPECT_EQ(0, ti.tcpi_total_retrans);
+	EXPECT_LT(0, ti.tcpi_snd_cwnd);
 }
 
 TEST_F(pair, fionread_siocinq_siocoutq)
