@@ -247,9 +247,15 @@ static void sdp_fb_error_report(struct sock *t)
 /*
  * Tie the native socket to the SDP socket: it wakes the SDP socket's
  * waiters and reports its errors there. The SDP sock must have its socket.
+ * SIGIO and SIGURG go to the owner of the program's file: the native
+ * socket's wakeups use our wait queue (whose fasync list is the file's),
+ * and TCP's SIGURG finds the owner through the native socket's file,
+ * borrowed until detach (a socket() not yet given its file gets it at
+ * connect, listen or accept, which attach again).
  */
 void sdp_fb_attach(struct sdp_sock *ssk)
 {
+	struct socket *sock = ssk->sk.sk_socket;
 	struct sock *t = ssk->tcp->sk;
 
 	write_lock_bh(&t->sk_callback_lock);
@@ -258,7 +264,9 @@ void sdp_fb_attach(struct sdp_sock *ssk)
 		t->sk_error_report = sdp_fb_error_report;
 	}
 	t->sk_user_data = ssk;
-	rcu_assign_pointer(t->sk_wq, &ssk->sk.sk_socket->wq);
+	rcu_assign_pointer(t->sk_wq, &sock->wq);
+	sock_set_flag(t, SOCK_FASYNC);
+	ssk->tcp->file = sock->file;
 	write_unlock_bh(&t->sk_callback_lock);
 }
 
@@ -272,6 +280,8 @@ void sdp_fb_detach(struct sdp_sock *ssk, struct socket *tcp)
 		t->sk_error_report = ssk->tcp_error_report;
 		t->sk_user_data = NULL;
 	}
+	/* sock_release() frees the inode only of a socket without a file */
+	tcp->file = NULL;
 	write_unlock_bh(&t->sk_callback_lock);
 }
 
