@@ -491,6 +491,10 @@ static __poll_t sdp_poll(struct file *file, struct socket *sock, poll_table *wai
 	if (sdp_fb(ssk)) {
 		if (test_bit(SDP_F_SWITCHING, &ssk->flags))
 			return 0;
+		/* What TCP's poll reads of the options set on us since the last call */
+		if (sock_flag(sk, SOCK_URGINLINE) != sock_flag(ssk->tcp->sk, SOCK_URGINLINE) ||
+		    READ_ONCE(sk->sk_rcvlowat) != READ_ONCE(ssk->tcp->sk->sk_rcvlowat))
+			sdp_tcp_sync(ssk);
 		mask = ssk->tcp->ops->poll(file, ssk->tcp, NULL);
 		if (mask & EPOLLERR)
 			sdp_fb_mirror_err(ssk, ssk->tcp->sk);
