@@ -570,8 +570,7 @@ static int sdp_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
 	case SIOCATMARK:
 		lock_sock(sk);
 		sdp_flush(ssk);
-		answ = ssk->conn && ssk->urg_data &&
-		       sdp_urg_at(ssk, sdp_copied_seq(ssk));
+		answ = ssk->conn && sdp_urg_next(ssk);
 		release_sock(sk);
 		break;
 	default:

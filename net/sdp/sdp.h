@@ -409,6 +409,12 @@ static inline bool sdp_urg_at(const struct sdp_sock *ssk, u32 seq)
 	       ssk->urg_seq == seq;
 }
 
+/* The next unread byte is the urgent one (so it has arrived, unpassed). */
+static inline bool sdp_urg_next(const struct sdp_sock *ssk)
+{
+	return ssk->conn->rx_ready_bytes && sdp_urg_at(ssk, sdp_copied_seq(ssk));
+}
+
 /* Credits the peer has given us now. */
 static inline int sdp_tx_credits(const struct sdp_conn *c)
 {

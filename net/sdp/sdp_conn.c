@@ -392,7 +392,7 @@ void sdp_update_counts(struct sdp_sock *ssk)
 
 	if (c) {
 		avail = c->rx_ready_bytes;
-		mark = avail && sdp_urg_at(ssk, sdp_copied_seq(ssk));
+		mark = sdp_urg_next(ssk);
 		if (c->started) {
 			free_slots = c->tx_count - (c->tx_head - c->tx_tail);
 			unsent = c->tx_unposted_bytes;

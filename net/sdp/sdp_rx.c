@@ -127,8 +127,7 @@ static int sdp_urg_notice(struct sdp_sock *ssk)
 	if (ssk->urg_data == SDP_URG_NOTYET)
 		return 0;
 	sk_send_sigurg(sk);
-	if (sdp_urg_at(ssk, sdp_copied_seq(ssk)) && c->rx_ready_bytes &&
-	    !sock_flag(sk, SOCK_URGINLINE))
+	if (sdp_urg_next(ssk) && !sock_flag(sk, SOCK_URGINLINE))
 		err = sdp_rx_drop_byte(c);
 	WRITE_ONCE(ssk->urg_data, SDP_URG_NOTYET);
 	return err;

@@ -125,8 +125,7 @@ static bool sdp_need_credit_update(const struct sdp_sock *ssk)
 
 	if (fresh >= max_t(s32, 2, (c->rx_alloc - 1) / 2))
 		return true;
-	if (unread && !sock_flag(&ssk->sk, SOCK_URGINLINE) &&
-	    sdp_urg_at(ssk, sdp_copied_seq(ssk)))
+	if (sdp_urg_next(ssk) && !sock_flag(&ssk->sk, SOCK_URGINLINE))
 		unread--;
 	return fresh > 0 && peer_view <= SDP_CTRL_CREDITS && !unread;
 }
