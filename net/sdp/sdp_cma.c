@@ -151,6 +151,25 @@ static struct rdma_cm_id *sdp_cm_new_id(struct sdp_sock *ssk)
 }
 
 /*
+ * IP_TOS (IPV6_TCLASS towards IPv6) becomes the traffic class of the route
+ * rdma_cm resolves: RoCE puts it in every packet's IP header, the peer's
+ * queue pair takes it from our request. 0, TCP's default, leaves the
+ * device's default class.
+ */
+static void sdp_cm_set_tos(struct sdp_sock *ssk, struct rdma_cm_id *id)
+{
+	struct sock *t = ssk->tcp->sk;
+	u8 tos;
+
+	if (ssk->daddr.ss_family == AF_INET6)
+		tos = READ_ONCE(inet6_sk(t)->tclass);
+	else
+		tos = READ_ONCE(inet_sk(t)->tos);
+	if (tos)
+		rdma_set_service_type(id, tos);
+}
+
+/*
  * Start connecting to @dst (in the socket's family); events continue in
  * sdp_cm_handler(). rdma_cm gets IPv4 destinations as sockaddr_in.
  */
@@ -165,6 +184,7 @@ int sdp_cm_connect(struct sdp_sock *ssk, const struct sockaddr_storage *dst)
 	sdp_addr_unmap(&ssk->daddr);
 	/* SO_BINDTODEVICE: rdma_cm routes through it, as TCP's connect does. */
 	id->route.addr.dev_addr.bound_dev_if = READ_ONCE(ssk->sk.sk_bound_dev_if);
+	sdp_cm_set_tos(ssk, id);
 	err = sdp_cm_bind_src(ssk, id, &ssk->daddr);
 	if (!err)
 		err = rdma_resolve_addr(id, NULL, (struct sockaddr *)&ssk->daddr,

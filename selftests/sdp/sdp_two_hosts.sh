@@ -14,7 +14,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 [ -n "${SDP_PEER:-}" ] || { echo "# no peer host (run under scripts/wire)"; exit $KSFT_SKIP; }
 xfer=$here/sdp_xfer
 tmp=$(mktemp -d)
-trap 'tc qdisc del dev eth0 root 2>/dev/null; ip link set eth0 up; rm -rf "$tmp"' EXIT
+trap 'tc qdisc del dev eth0 root 2>/dev/null; tc qdisc del dev eth0 ingress 2>/dev/null; ip link set eth0 up; rm -rf "$tmp"' EXIT
 port=7400
 
 ctr() { cat "/sys/class/infiniband/rxe0/ports/1/hw_counters/$1"; }
@@ -134,7 +134,7 @@ all_on()	# PORT TRANSPORT
 sysctl -qw net.sdp.connect_timeout_ms=5000
 sdp_peer 'sysctl -qw net.sdp.connect_timeout_ms=5000'
 
-ktap_plan 8
+ktap_plan 9
 
 # 1. RDMA across the wire: 8 connections, 2 MiB each way each.
 port=$((port + 1))
@@ -147,7 +147,40 @@ port=$((port + 1))
 tcp_xfer() { SERVER_ARGS=-t xfer_both $port 8 $((2 << 20)) -t && echo "# PROOF tcp"; }
 ktap_check "the same over TCP (the oracle), intact" tcp_xfer
 
-# 3. Fallback: the peer's SDP is disabled, so its listener serves TCP only;
+# 3. IP_TOS on the client: every RoCE packet of its connections leaves with
+# that class in the IP header, both ways (the peer's queue pair takes it
+# from the connect request). Counted where the packets arrive, by two tc
+# filters on each host's NIC: RoCE (UDP 4791) with TOS 0x28, and RoCE
+# without it (the CM's few packets each way).
+tos_filters()
+{
+	tc qdisc add dev eth0 ingress &&
+	tc filter add dev eth0 parent ffff: protocol ip prio 1 u32 match ip tos 0x28 0xfc \
+		match ip protocol 17 0xff match ip dport 4791 0xffff action pass &&
+	tc filter add dev eth0 parent ffff: protocol ip prio 2 u32 \
+		match ip protocol 17 0xff match ip dport 4791 0xffff action pass
+}
+# packets matched by filter PRIO so far
+tos_count() { tc -s filter show dev eth0 ingress prio "$1" | awk '/Sent/ { print $4; exit }'; }
+port=$((port + 1))
+tos_xfer()
+{
+	local here_tos here_other peer_tos peer_other
+	tos_filters && sdp_peer "$(declare -f tos_filters); tos_filters" || return 1
+	wire_mark
+	xfer_both $port 2 $((1 << 20)) -Q 0x28 && all_on $port 1 && wire_proven $((1 << 20)) 2 lossy || return 1
+	here_tos=$(tos_count 1) here_other=$(tos_count 2)
+	peer_tos=$(sdp_peer "$(declare -f tos_count); tos_count 1")
+	peer_other=$(sdp_peer "$(declare -f tos_count); tos_count 2")
+	tc qdisc del dev eth0 ingress
+	sdp_peer 'tc qdisc del dev eth0 ingress'
+	echo "# RoCE packets with TOS 0x28 / without: the peer received $peer_tos / $peer_other, this host $here_tos / $here_other"
+	[ "$peer_tos" -ge "$pk_need" ] && [ "$here_tos" -ge "$pk_need" ] &&
+		[ "$peer_other" -le 20 ] && [ "$here_other" -le 20 ]
+}
+ktap_check "IP_TOS 0x28 before connect: RDMA packets carry it across the wire, both ways" tos_xfer
+
+# 4. Fallback: the peer's SDP is disabled, so its listener serves TCP only;
 # our connects are refused over RDMA and fall back.
 port=$((port + 1))
 sdp_peer 'echo 0 >/proc/sys/net/sdp/enabled'
@@ -160,7 +193,7 @@ fb_xfer() { xfer_both $port 4 $((1 << 20)) && all_on $port 2 &&
 ktap_check "a peer whose SDP is off: 4 connections fall back to TCP, intact" fb_xfer
 sdp_peer 'echo 1 >/proc/sys/net/sdp/enabled'
 
-# 4. The link goes down for 3 s in the middle of a transfer: each connection
+# 5. The link goes down for 3 s in the middle of a transfer: each connection
 # completes intact or ends with an error (the QP's retries ran out), no hang;
 # then RDMA works again.
 # After the flap this host's RDMA can stay unreachable (a connection ends
@@ -201,7 +234,7 @@ else
 		"RDMA can stay down after the flap: make check-wire"
 fi
 
-# 5. Loss and reordering on both NICs: RDMA's retransmissions keep every byte.
+# 6. Loss and reordering on both NICs: RDMA's retransmissions keep every byte.
 port=$((port + 1))
 tc qdisc add dev eth0 root netem loss 1% delay 1ms reorder 10% 50%
 sdp_peer 'tc qdisc add dev eth0 root netem loss 1% delay 1ms reorder 10% 50%'
@@ -211,7 +244,7 @@ ktap_check "1% loss and reordering both ways: 2 connections intact over RDMA" lo
 tc qdisc del dev eth0 root
 sdp_peer 'tc qdisc del dev eth0 root'
 
-# 6 and 8. The peer goes away mid-transfer, with no goodbye: our sockets
+# 7 and 9. The peer goes away mid-transfer, with no goodbye: our sockets
 # end with ETIMEDOUT when their TCP_USER_TIMEOUT (8 s, sdp_xfer -K) runs
 # out with sends uncompleted, as TCP's would (TxTimeout counts them; the
 # RC retries alone take ~30 s), and nothing hangs. GONE is what makes it
@@ -257,7 +290,7 @@ left=$((gone_at + 63 - $(date +%s)))
 [ $left -le 0 ] || sleep $left
 sdp_peer 'for _ in $(seq 100); do [ -e /tmp/xfer.'$port'.rc ] && break; sleep 0.5; done' >/dev/null
 
-# 7. The peer's kernel log stayed clean until now (before its power goes).
+# 8. The peer's kernel log stayed clean until now (before its power goes).
 KTAP_CLASS=local
 peer_log_clean() { sdp_peer 'if sdp_splat_since "$(cat /run/wire-mark)"; then false; fi' | sed 's/^/#   peer: /'
 		   return "${PIPESTATUS[0]}"; }

@@ -4,13 +4,14 @@
  * (sdp_two_hosts.sh): a server on one host, a client on the other.
  *
  *   sdp_xfer server [-t] [-n CONNS] PORT
- *   sdp_xfer client [-t] [-n CONNS] [-b BYTES] [-K] HOST PORT
+ *   sdp_xfer client [-t] [-n CONNS] [-b BYTES] [-K] [-Q TOS] HOST PORT
  *
  * Each connection carries BYTES of a keyed stream each way at once, with
  * random write and read sizes; each side then shuts down its sending half
  * and reads to EOF, and checks every byte it got. -t uses AF_INET TCP (the
  * oracle) instead of SDP; -K sets a short keepalive (1 s idle, 1 s apart,
- * 3 probes) and TCP_USER_TIMEOUT 8 s, for the dead-peer test.
+ * 3 probes) and TCP_USER_TIMEOUT 8 s, for the dead-peer test; -Q sets IP_TOS
+ * before connecting.
  *
  * One line per connection: "conn I ok|FAIL <what> transport T reason R
  * tx N rx N" (SDP_INFO of this end); exit 0 only if every connection
@@ -129,7 +130,7 @@ static void keepalive(int fd)
 static int usage(void)
 {
 	fprintf(stderr, "usage: sdp_xfer server [-t] [-n CONNS] PORT\n"
-			"       sdp_xfer client [-t] [-n CONNS] [-b BYTES] [-K] HOST PORT\n");
+			"       sdp_xfer client [-t] [-n CONNS] [-b BYTES] [-K] [-Q TOS] HOST PORT\n");
 	return 2;
 }
 
@@ -139,7 +140,7 @@ int main(int argc, char **argv)
 	pthread_t th[MAX_CONNS];
 	unsigned long long bytes = 1 << 20;
 	bool server, tcp = false, ka = false, all = true;
-	int n = 1, i, opt, family;
+	int n = 1, i, opt, family, tos = -1;
 	struct sockaddr_storage ss;
 	socklen_t len;
 
@@ -147,12 +148,13 @@ int main(int argc, char **argv)
 		return usage();
 	server = !strcmp(argv[1], "server");
 	optind = 2;
-	while ((opt = getopt(argc, argv, "tn:b:K")) != -1) {
+	while ((opt = getopt(argc, argv, "tn:b:KQ:")) != -1) {
 		switch (opt) {
 		case 't': tcp = true; break;
 		case 'n': n = atoi(optarg); break;
 		case 'b': bytes = strtoull(optarg, NULL, 0); break;
 		case 'K': ka = true; break;
+		case 'Q': tos = strtol(optarg, NULL, 0); break;
 		default: return usage();
 		}
 	}
@@ -200,6 +202,10 @@ int main(int argc, char **argv)
 			conns[i].fd = socket(family, SOCK_STREAM, 0);
 			if (ka)
 				keepalive(conns[i].fd);
+			if (tos >= 0 && setsockopt(conns[i].fd, SOL_IP, IP_TOS, &tos, sizeof(tos))) {
+				printf("conn %d FAIL IP_TOS: %s\n", i, strerror(errno));
+				return 1;
+			}
 			if (connect(conns[i].fd, (struct sockaddr *)&ss, len) ||
 			    sdp_write_full(conns[i].fd, &h, sizeof(h)) != sizeof(h)) {
 				printf("conn %d FAIL connect: %s\n", i, strerror(errno));
