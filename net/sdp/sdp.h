@@ -13,7 +13,7 @@
 #include <linux/sdp.h>
 
 #include "sdp_compat.h"
-#include "sdp_wire.h"
+#include "sdp_proto.h"
 
 /*
  * Locking.
@@ -36,10 +36,6 @@ extern unsigned int sdp_rx_bufs;
 extern unsigned int sdp_tx_bufs;
 extern int sdp_family;
 
-#define SDP_MIN_BUF_SIZE	1024
-#define SDP_MAX_BUF_SIZE	(128 * 1024)
-#define SDP_MIN_BUFS		4
-#define SDP_MAX_BUFS		256
 #define SDP_CTRL_SLOTS		4
 /*
  * Receive buffers posted when a connection starts; the ring grows (doubling)
@@ -50,8 +46,6 @@ extern int sdp_family;
 #define SDP_RX_START_BUFS	4
 #define SDP_TX_KEEP_BUFS	2
 #define SDP_CTRL_MSG_MAX	64	/* bytes per control ring slot */
-/* Credits Data never takes: they carry DisConn, Abort and credit updates. */
-#define SDP_CTRL_CREDITS	1
 #define SDP_RESOLVE_TIMEOUT_MS	2000
 /* Ports tried when rdma_cm already holds the one TCP gave us. */
 #define SDP_BIND_TRIES		8
@@ -118,12 +112,6 @@ struct sdp_buf {
 	u64	dma;
 };
 
-/* What we advertised with each message we sent: checks the peer's credits. */
-struct sdp_adv {
-	u16	bufs;
-	u32	rx_mseq;
-};
-
 /* RDMA state of one connection; exists from QP creation to teardown. */
 struct sdp_conn {
 	struct sdp_sock		*ssk;
@@ -169,15 +157,7 @@ struct sdp_conn {
 	u32			ctrl_head;
 	u32			ctrl_tail;
 
-	/* sequence numbers and credits (SDP spec: bufs - (mseq - mseq_ack)) */
-	u32			tx_mseq;	/* last mseq we sent */
-	u32			tx_mseq_acked;	/* last of ours the peer processed */
-	u16			tx_bufs;	/* the peer's latest bufs */
-	u32			rx_mseq;	/* last mseq we received */
-	u16			rx_adv;		/* bufs we last advertised */
-	u32			rx_mseq_adv;	/* rx_mseq when we did */
-	struct sdp_adv		*hist;		/* indexed by our mseq & hist_mask */
-	u32			hist_mask;
+	struct sdp_seq		seq;		/* sequence numbers and credits */
 };
 
 /* sdp_sock.flags */
@@ -202,47 +182,6 @@ enum {
 	SDP_Q_NONE,
 	SDP_Q_SYN,	/* accepted over RDMA, not established yet */
 	SDP_Q_ACCEPT,	/* established, waiting for accept() */
-};
-
-/* Counters in /proc/net/sdp_stats (names in sdp_stats.c). */
-enum sdp_mib_field {
-	SDP_MIB_ACTIVE_OPENS,		/* connects started over RDMA */
-	SDP_MIB_PASSIVE_OPENS,		/* requests accepted over RDMA */
-	SDP_MIB_ESTABLISHED,		/* connections that reached ESTABLISHED */
-	SDP_MIB_CONNECT_FAILED,		/* RDMA connects that failed */
-	SDP_MIB_REJECT_SENT,		/* requests we refused */
-	SDP_MIB_BACKLOG_BUSY,		/* requests refused: backlog full */
-	SDP_MIB_CONNECT_RETRIES,	/* connects retried after a busy refusal */
-	SDP_MIB_LISTEN_NO_RDMA,		/* listeners without an RDMA listener */
-	SDP_MIB_LISTEN_REARMED,		/* listeners listening over RDMA again */
-	SDP_MIB_BAD_HELLO,		/* malformed or incompatible Hello/HelloAck */
-	SDP_MIB_DISCONN_SENT,
-	SDP_MIB_DISCONN_RCVD,
-	SDP_MIB_ABORT_SENT,
-	SDP_MIB_ABORT_RCVD,
-	SDP_MIB_ABORT_ON_DATA,		/* data arrived for a closed socket */
-	SDP_MIB_BAD_MID,		/* peer sent an unknown message id */
-	SDP_MIB_UNEXPECTED_MID,		/* a known message where it may not be */
-	SDP_MIB_BAD_LEN,		/* BSDH length disagrees with the message */
-	SDP_MIB_BAD_MSEQ,		/* mseq out of order */
-	SDP_MIB_BAD_MSEQ_ACK,		/* mseq_ack of a message never sent */
-	SDP_MIB_BAD_BUFS,		/* bufs beyond what the peer posted */
-	SDP_MIB_BAD_CREDITS,		/* peer sent beyond the credits we gave */
-	SDP_MIB_BAD_FLAGS,		/* OOB flags where they may not be */
-	SDP_MIB_QP_ERROR,		/* work request failed */
-	SDP_MIB_TX_TIMEOUT,		/* no send progress: TCP_USER_TIMEOUT */
-	SDP_MIB_DEVICE_REMOVED,		/* connections lost with their device */
-	SDP_MIB_TX_MSGS,
-	SDP_MIB_RX_MSGS,
-	SDP_MIB_TX_BYTES,
-	SDP_MIB_RX_BYTES,
-	SDP_MIB_CREDIT_UPDATES,		/* messages sent only to return credits */
-	SDP_MIB_KEEPALIVE_PROBES,
-	SDP_MIB_RECV_POLL_HIT,		/* a receive's spin found data */
-	SDP_MIB_RECV_POLL_MISS,		/* it spun in vain, then slept */
-	/* one per enum sdp_fallback_reason, in its order */
-	SDP_MIB_FALLBACK,
-	SDP_MIB_MAX = SDP_MIB_FALLBACK + SDP_FB_MAX
 };
 
 struct sdp_mib {
@@ -418,7 +357,7 @@ static inline bool sdp_urg_next(const struct sdp_sock *ssk)
 /* Credits the peer has given us now. */
 static inline int sdp_tx_credits(const struct sdp_conn *c)
 {
-	return (s16)(c->tx_bufs - (u16)(c->tx_mseq - c->tx_mseq_acked));
+	return sdp_seq_tx_credits(&c->seq);
 }
 
 /* sdp_policy.c */
@@ -447,9 +386,6 @@ int sdp_addr_to_user(struct sdp_sock *ssk, const struct sockaddr_storage *addr,
 void sdp_addr_unmap(struct sockaddr_storage *addr);
 
 /* sdp_cma.c */
-void sdp_bsdh_hello(struct sdp_bsdh *h, u8 mid, u32 len, u16 bufs);
-bool sdp_size_ok(u32 size);
-bool sdp_bufs_ok(u16 bufs);
 int sdp_conn_param(struct rdma_cm_id *id, struct rdma_conn_param *p,
 		   const void *data, u8 len);
 void sdp_established(struct sdp_sock *ssk, struct rdma_cm_id *id);

@@ -12,31 +12,14 @@
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <net/ipv6.h>
+#include <rdma/ib_cm.h>
 
 #include "sdp.h"
 
 static int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 
-void sdp_bsdh_hello(struct sdp_bsdh *h, u8 mid, u32 len, u16 bufs)
-{
-	h->mid = mid;
-	h->flags = 0;
-	h->bufs = cpu_to_be16(bufs);
-	h->len = cpu_to_be32(len);
-	h->mseq = 0;
-	h->mseq_ack = 0;
-}
-
-bool sdp_size_ok(u32 size)
-{
-	return size >= SDP_MIN_BUF_SIZE && size <= SDP_MAX_BUF_SIZE;
-}
-
-bool sdp_bufs_ok(u16 bufs)
-{
-	/* Data needs more than SDP_CTRL_CREDITS credits. */
-	return bufs > SDP_CTRL_CREDITS + 1 && bufs < SDP_MAX_BUFS;
-}
+static_assert(SDP_REQ_DATA_MAX == IB_CM_REQ_PRIVATE_DATA_SIZE - 36);
+static_assert(SDP_REP_DATA_MAX == IB_CM_REP_PRIVATE_DATA_SIZE);
 
 /* The CM parameters of either end, and its QP's ACK timeout. */
 int sdp_conn_param(struct rdma_cm_id *id, struct rdma_conn_param *p,
@@ -199,19 +182,15 @@ static int sdp_cm_route_resolved(struct sdp_sock *ssk, struct rdma_cm_id *id)
 {
 	struct rdma_conn_param param;
 	struct sdp_conn *c;
-	struct sdp_hh hh = {};
+	struct sdp_hh hh;
 	int err;
 
 	err = sdp_conn_create(ssk, id, sdp_buf_size);
 	if (err)
 		return err;
 	c = ssk->conn;
-	sdp_bsdh_hello(&hh.bsdh, SDP_MID_HELLO, sizeof(hh), sdp_conn_hello_bufs(c));
-	hh.majv_minv = SDP_VERSION;
-	hh.ipv_cap = ssk->daddr.ss_family == AF_INET6 ? SDP_IPV_CAP_IPV6 :
-							SDP_IPV_CAP_IPV4;
-	hh.desremrcvsz = cpu_to_be32(c->rcv_size);
-	hh.localrcvsz = cpu_to_be32(c->rcv_size);
+	sdp_proto_hello(&hh, sdp_conn_hello_bufs(c), c->rcv_size,
+			ssk->daddr.ss_family == AF_INET6);
 	err = sdp_conn_param(id, &param, &hh, sizeof(hh));
 	if (err)
 		return err;
@@ -226,12 +205,10 @@ static int sdp_active_established(struct sdp_sock *ssk, struct rdma_cm_id *id,
 	const struct sdp_hah *hah = ev->param.conn.private_data;
 	int err;
 
-	if (!hah || ev->param.conn.private_data_len < sizeof(*hah) ||
-	    hah->bsdh.mid != SDP_MID_HELLO_ACK ||
-	    SDP_VERSION_MAJOR(hah->majv_minv) != SDP_VERSION_MAJOR(SDP_VERSION) ||
-	    !sdp_size_ok(be32_to_cpu(hah->actrcvsz)) ||
-	    !sdp_bufs_ok(be16_to_cpu(hah->bsdh.bufs))) {
-		SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_BAD_HELLO);
+	int mib = sdp_proto_check_hello_ack(hah, ev->param.conn.private_data_len);
+
+	if (mib) {
+		SDP_INC_STATS(sock_net(&ssk->sk), mib);
 		return -ECONNREFUSED;
 	}
 	err = sdp_conn_start(ssk->conn, be32_to_cpu(hah->actrcvsz),

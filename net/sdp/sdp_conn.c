@@ -88,7 +88,7 @@ static void sdp_rings_free(struct sdp_conn *c)
 		  DMA_TO_DEVICE);
 	kfree(c->rx);
 	kfree(c->tx);
-	kfree(c->hist);
+	kfree(c->seq.hist);
 }
 
 /*
@@ -266,22 +266,14 @@ err:
  */
 int sdp_conn_start(struct sdp_conn *c, u32 snd_size, u16 peer_bufs)
 {
-	u32 i, hist;
+	u32 i;
 
 	c->snd_size = snd_size;
-	c->tx_bufs = peer_bufs;
-	/*
-	 * Our unacknowledged messages never exceed the peer's buffers, which
-	 * may grow up to SDP_MAX_BUFS - 1 (sdp_rx_check).
-	 */
-	hist = roundup_pow_of_two(SDP_MAX_BUFS + 1);
-	c->hist = kcalloc(hist, sizeof(*c->hist), GFP_KERNEL);
+	c->seq.hist = kcalloc(SDP_HIST_SIZE, sizeof(*c->seq.hist), GFP_KERNEL);
 	c->tx = kcalloc(c->tx_count, sizeof(*c->tx), GFP_KERNEL);
-	if (!c->hist || !c->tx)
+	if (!c->seq.hist || !c->tx)
 		return -ENOMEM;
-	c->hist_mask = hist - 1;
-	/* Message 0 is our Hello/HelloAck. */
-	c->hist[0].bufs = c->rx_adv;
+	sdp_seq_start(&c->seq, peer_bufs);
 	for (i = 0; i < c->tx_count; i++)
 		c->tx[i].cqe.done = sdp_tx_done;
 	c->started = true;
@@ -289,12 +281,10 @@ int sdp_conn_start(struct sdp_conn *c, u32 snd_size, u16 peer_bufs)
 	return 0;
 }
 
-/* The bufs our Hello or HelloAck advertises: all posted but the spare. */
+/* The bufs our Hello or HelloAck advertises. */
 u16 sdp_conn_hello_bufs(struct sdp_conn *c)
 {
-	c->rx_adv = c->rx_posted_nr - 1;
-	c->rx_mseq_adv = 0;
-	return c->rx_adv;
+	return sdp_seq_hello(&c->seq, c->rx_posted_nr);
 }
 
 /*

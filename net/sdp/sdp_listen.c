@@ -20,6 +20,7 @@
 #include <net/inet_hashtables.h>
 #include <net/ipv6.h>
 #include <net/tcp.h>
+#include <rdma/ib_cm.h>
 
 #include "sdp.h"
 
@@ -207,22 +208,6 @@ static void sdp_child_unlink(struct sdp_sock *lssk, struct sdp_sock *child)
 	child->queue = SDP_Q_NONE;
 }
 
-/* Check a Hello; returns 0 or the reason to refuse it. */
-static int sdp_hello_check(const void *data, u8 len)
-{
-	const struct sdp_hh *hh = data;
-
-	if (!hh || len < sizeof(*hh) || hh->bsdh.mid != SDP_MID_HELLO ||
-	    be32_to_cpu(hh->bsdh.len) != sizeof(*hh))
-		return SDP_REJ_MALFORMED;
-	if (SDP_VERSION_MAJOR(hh->majv_minv) != SDP_VERSION_MAJOR(SDP_VERSION))
-		return SDP_REJ_VERSION;
-	if (!sdp_size_ok(be32_to_cpu(hh->localrcvsz)) ||
-	    !sdp_bufs_ok(be16_to_cpu(hh->bsdh.bufs)))
-		return SDP_REJ_MALFORMED;
-	return 0;
-}
-
 /* A child for the request on @id; not yet on the listener's queues. */
 static struct sdp_sock *sdp_child_alloc(struct sdp_sock *lssk,
 					struct rdma_cm_id *id,
@@ -298,7 +283,7 @@ static int sdp_passive_accept(struct sdp_sock *child)
 	const struct sdp_hh *hh = &child->peer_hh;
 	struct rdma_cm_id *id = child->id;
 	struct rdma_conn_param param;
-	struct sdp_hah hah = {};
+	struct sdp_hah hah;
 	struct sdp_conn *c;
 	int err;
 
@@ -310,15 +295,11 @@ static int sdp_passive_accept(struct sdp_sock *child)
 	if (err)
 		goto out;
 	c = child->conn;
-	sdp_bsdh_hello(&hah.bsdh, SDP_MID_HELLO_ACK, sizeof(hah),
-		       sdp_conn_hello_bufs(c));
+	sdp_proto_hello_ack(&hah, sdp_conn_hello_bufs(c), c->rcv_size, hh->ipv_cap);
 	err = sdp_conn_start(c, be32_to_cpu(hh->localrcvsz),
 			     be16_to_cpu(hh->bsdh.bufs));
 	if (err)
 		goto out;
-	hah.majv_minv = SDP_VERSION;
-	hah.ipv_cap = hh->ipv_cap;
-	hah.actrcvsz = cpu_to_be32(c->rcv_size);
 	err = sdp_conn_param(id, &param, &hah, sizeof(hah));
 	if (!err)
 		err = rdma_accept(id, &param);
@@ -355,7 +336,7 @@ int sdp_cm_req(struct sdp_sock *lssk, struct rdma_cm_id *id,
 		rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
 		return 1;
 	}
-	rej.reason = sdp_hello_check(ev->param.conn.private_data,
+	rej.reason = sdp_proto_check_hello(ev->param.conn.private_data,
 				     ev->param.conn.private_data_len);
 	if (rej.reason) {
 		SDP_INC_STATS(sock_net(lsk), SDP_MIB_BAD_HELLO);

@@ -2,10 +2,10 @@
 /*
  * Sockets Direct Protocol: the receive path.
  *
- * Receive completions arrive in posting order. Each message is checked
- * against what the peer may send (length, sequence numbers, credits) before
- * anything in it is believed; a fault aborts the connection and bumps the
- * counter that names it. Data stays in its buffer until read; the buffer is
+ * Receive completions arrive in posting order. Each message is checked by
+ * sdp_proto_check() against what the peer may send (length, sequence
+ * numbers, credits, message id) before anything in it is believed; a fault
+ * aborts the connection and bumps the counter that names it. Data stays in its buffer until read; the buffer is
  * reposted when empty and the freed credit is returned to the peer
  * piggy-backed on the next message, or alone when the peer needs it.
  */
@@ -53,47 +53,6 @@ void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	slot->done = true;
 	__sdp_defer_or_process(ssk);
 	bh_unlock_sock(sk);
-}
-
-/* Which messages hold no buffer once processed (they may use the spare). */
-static bool sdp_mid_is_ctrl(const struct sdp_bsdh *h, u32 len)
-{
-	return h->mid == SDP_MID_DISCONN || h->mid == SDP_MID_ABORT ||
-	       (h->mid == SDP_MID_DATA && len == sizeof(*h));
-}
-
-/* Returns 0, or the counter naming what the peer got wrong. */
-static int sdp_rx_check(struct sdp_conn *c, const struct sdp_rx_slot *slot,
-			const struct sdp_bsdh *h)
-{
-	u32 len = be32_to_cpu(h->len);
-	u32 mseq = be32_to_cpu(h->mseq);
-	u32 ack = be32_to_cpu(h->mseq_ack);
-	const struct sdp_adv *adv;
-	u32 used;
-
-	if (slot->len < sizeof(*h) || len != slot->len)
-		return SDP_MIB_BAD_LEN;
-	if (mseq != c->rx_mseq + 1)
-		return SDP_MIB_BAD_MSEQ;
-	if ((s32)(ack - c->tx_mseq_acked) < 0 || (s32)(c->tx_mseq - ack) < 0)
-		return SDP_MIB_BAD_MSEQ_ACK;
-	if (be16_to_cpu(h->bufs) >= SDP_MAX_BUFS)
-		return SDP_MIB_BAD_BUFS;
-	/* Urgent data: only Data; the byte itself only in a non-empty one. */
-	if ((h->flags & ~(SDP_OOB_PRES | SDP_OOB_PEND)) ||
-	    (h->flags && h->mid != SDP_MID_DATA) ||
-	    ((h->flags & SDP_OOB_PRES) && len == sizeof(*h)))
-		return SDP_MIB_BAD_FLAGS;
-	/*
-	 * The peer had seen our message @ack, which offered adv->bufs buffers
-	 * after its message adv->rx_mseq; a control message may take the spare.
-	 */
-	adv = &c->hist[ack & c->hist_mask];
-	used = mseq - adv->rx_mseq;
-	if (used > adv->bufs + sdp_mid_is_ctrl(h, len))
-		return SDP_MIB_BAD_CREDITS;
-	return 0;
 }
 
 static int sdp_repost(struct sdp_conn *c, struct sdp_rx_slot *slot)
@@ -150,27 +109,21 @@ static bool sdp_rx_one(struct sdp_sock *ssk, struct sdp_rx_slot *slot)
 	}
 	ib_dma_sync_single_for_cpu(c->sdev->ibdev, slot->dma, c->rcv_size,
 				   DMA_FROM_DEVICE);
-	mib = sdp_rx_check(c, slot, h);
+	mib = sdp_proto_check(&c->seq, h, slot->len,
+			      test_bit(SDP_F_RCVD_DISCONN, &ssk->flags));
 	if (mib) {
 		list_del_init(&slot->node);
 		sdp_conn_error(ssk, ECONNRESET, mib);
 		return false;
 	}
 	len = slot->len;
-	c->rx_mseq = be32_to_cpu(h->mseq);
-	c->tx_mseq_acked = be32_to_cpu(h->mseq_ack);
-	c->tx_bufs = be16_to_cpu(h->bufs);
+	sdp_seq_received(&c->seq, h);
 	ssk->rx_stamp = jiffies;
 	ssk->stats.rx_msgs++;
 	SDP_INC_STATS(sock_net(sk), SDP_MIB_RX_MSGS);
 
 	switch (h->mid) {
 	case SDP_MID_DATA:
-		if (test_bit(SDP_F_RCVD_DISCONN, &ssk->flags) &&
-		    (len != sizeof(*h) || h->flags)) {
-			mib = SDP_MIB_UNEXPECTED_MID;
-			break;
-		}
 		if (h->flags && !sock_flag(sk, SOCK_DEAD) && sdp_urg_notice(ssk)) {
 			mib = SDP_MIB_QP_ERROR;
 			break;
@@ -200,10 +153,7 @@ static bool sdp_rx_one(struct sdp_sock *ssk, struct sdp_rx_slot *slot)
 		SDP_ADD_STATS(sock_net(sk), SDP_MIB_RX_BYTES, len - sizeof(*h));
 		return true;
 	case SDP_MID_DISCONN:
-		if (len != sizeof(*h))
-			mib = SDP_MIB_BAD_LEN;
-		else if (test_and_set_bit(SDP_F_RCVD_DISCONN, &ssk->flags))
-			mib = SDP_MIB_UNEXPECTED_MID;
+		set_bit(SDP_F_RCVD_DISCONN, &ssk->flags);
 		break;
 	case SDP_MID_ABORT:
 		list_del_init(&slot->node);
@@ -211,21 +161,6 @@ static bool sdp_rx_one(struct sdp_sock *ssk, struct sdp_rx_slot *slot)
 		/* tcp_reset(): after the peer's FIN a reset reads as EPIPE. */
 		sdp_done(sk, sk->sk_state == TCP_CLOSE_WAIT ? EPIPE : ECONNRESET);
 		return false;
-	case SDP_MID_HELLO:
-	case SDP_MID_HELLO_ACK:
-	case SDP_MID_SENDSM:
-	case SDP_MID_RDMARDCOMPL:
-	case SDP_MID_SRCAVAIL_CANCEL:
-	case SDP_MID_CHRCVBUF:
-	case SDP_MID_CHRCVBUF_ACK:
-	case SDP_MID_SINKAVAIL:
-	case SDP_MID_SRCAVAIL:
-		/* We offered no adverts and never ask to resize: not here. */
-		mib = SDP_MIB_UNEXPECTED_MID;
-		break;
-	default:
-		mib = SDP_MIB_BAD_MID;
-		break;
 	}
 	if (mib) {
 		list_del_init(&slot->node);

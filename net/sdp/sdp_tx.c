@@ -39,15 +39,9 @@ static int sdp_post_send(struct sdp_sock *ssk, struct sdp_tx_slot *s, u8 mid)
 		.send_flags	= IB_SEND_SIGNALED,
 	};
 	u16 bufs = c->rx_posted_nr - 1;
-	u32 mseq = c->tx_mseq + 1;
 	int err;
 
-	h->mid = mid;
-	h->flags = s->oob;
-	h->bufs = cpu_to_be16(bufs);
-	h->len = cpu_to_be32(s->len);
-	h->mseq = cpu_to_be32(mseq);
-	h->mseq_ack = cpu_to_be32(c->rx_mseq);
+	sdp_proto_bsdh(&c->seq, h, mid, s->oob, s->len, bufs);
 	if (s->len <= c->max_inline)
 		wr.send_flags |= IB_SEND_INLINE;
 	ib_dma_sync_single_for_device(c->sdev->ibdev, s->dma, s->len,
@@ -65,10 +59,7 @@ static int sdp_post_send(struct sdp_sock *ssk, struct sdp_tx_slot *s, u8 mid)
 	local_bh_enable();
 	if (err)
 		return err;
-	c->tx_mseq = mseq;
-	c->hist[mseq & c->hist_mask] = (struct sdp_adv){ bufs, c->rx_mseq };
-	c->rx_adv = bufs;
-	c->rx_mseq_adv = c->rx_mseq;
+	sdp_seq_sent(&c->seq, bufs);
 	ssk->stats.tx_msgs++;
 	SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_TX_MSGS);
 	return 0;
@@ -119,7 +110,7 @@ bool sdp_post_abort(struct sdp_sock *ssk)
 static bool sdp_need_credit_update(const struct sdp_sock *ssk)
 {
 	const struct sdp_conn *c = ssk->conn;
-	s32 peer_view = (s32)c->rx_adv - (s32)(c->rx_mseq - c->rx_mseq_adv);
+	s32 peer_view = sdp_seq_peer_credits(&c->seq);
 	s32 fresh = (s32)c->rx_posted_nr - 1 - max(peer_view, 0);
 	u32 unread = c->rx_ready_bytes;
 

@@ -7,8 +7,8 @@
 #ifndef _NET_SDP_WIRE_H
 #define _NET_SDP_WIRE_H
 
+#include <linux/build_bug.h>
 #include <linux/types.h>
-#include <rdma/ib_cm.h>
 
 /* Base Sockets Direct Header: starts every message. */
 struct sdp_bsdh {
@@ -92,11 +92,15 @@ enum sdp_rej_reason {
 	SDP_REJ_BUSY		= 4,	/* listener's pending queue full */
 };
 
-/* The 56-byte private data limit under RDMA_PS_TCP (rdma_cm's header is 36). */
-#define SDP_PRIVATE_DATA_MAX	(IB_CM_REQ_PRIVATE_DATA_SIZE - 36)
+/*
+ * What rdma_cm leaves of the CM's private data under RDMA_PS_TCP: 92 bytes
+ * in a REQ less its own 36-byte header; a REP's 196 are all ours.
+ */
+#define SDP_REQ_DATA_MAX	56
+#define SDP_REP_DATA_MAX	196
 
 static_assert(sizeof(struct sdp_bsdh) == 16);
-static_assert(sizeof(struct sdp_hh) <= SDP_PRIVATE_DATA_MAX);
-static_assert(sizeof(struct sdp_hah) <= IB_CM_REP_PRIVATE_DATA_SIZE);
+static_assert(sizeof(struct sdp_hh) <= SDP_REQ_DATA_MAX);
+static_assert(sizeof(struct sdp_hah) <= SDP_REP_DATA_MAX);
 
 #endif /* _NET_SDP_WIRE_H */

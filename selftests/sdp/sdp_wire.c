@@ -606,7 +606,8 @@ TEST_F(evil_hello, malformed_hello_refused)
 struct evil_server {
 	struct peer p;
 	int port;
-	int mode;		/* 0: bad HelloAck version, 1: reject, 2: too few bufs */
+	int mode;		/* 0: bad HelloAck version, 1: reject, 2: too few bufs,
+				 * 3: a HelloAck whose BSDH length is not its own */
 	int ready;
 	int event;		/* 0, or the unexpected event + 1000 */
 	struct hh hello;	/* what the kernel sent */
@@ -640,7 +641,7 @@ static void *evil_server(void *arg)
 	if (peer_qp(&s->p))
 		return NULL;
 	fill_bsdh(&hah.bsdh, MID_HELLO_ACK, s->mode == 2 ? 1 : PEER_BUFS - 1,
-		  sizeof(hah));
+		  sizeof(hah) + (s->mode == 3 ? 4 : 0));
 	hah.majv_minv = s->mode == 0 ? 0x10 : 0x22;
 	hah.actrcvsz = htonl(PEER_SIZE);
 	param.private_data = &hah;
@@ -771,6 +772,11 @@ TEST(connect_refused_by_reject)
 TEST(connect_refused_by_too_few_bufs)
 {
 	refused_falls_back(_metadata, 2, 47003, SDP_FB_VERSION, "FallbackVersion", true);
+}
+
+TEST(connect_refused_by_hello_ack_length)
+{
+	refused_falls_back(_metadata, 3, 47008, SDP_FB_VERSION, "FallbackVersion", true);
 }
 
 TEST(connect_refused_rdma_only_bad_hello_ack)

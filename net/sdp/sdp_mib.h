@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The names of SDP's counters: the protocol layer returns them as the
+ * reason a peer's message is refused, so they stand alone.
+ */
+#ifndef _NET_SDP_MIB_H
+#define _NET_SDP_MIB_H
+
+#include <linux/sdp.h>
+
+/* Counters in /proc/net/sdp_stats (names in sdp_netns.c). */
+enum sdp_mib_field {
+	SDP_MIB_ACTIVE_OPENS,		/* connects started over RDMA */
+	SDP_MIB_PASSIVE_OPENS,		/* requests accepted over RDMA */
+	SDP_MIB_ESTABLISHED,		/* connections that reached ESTABLISHED */
+	SDP_MIB_CONNECT_FAILED,		/* RDMA connects that failed */
+	SDP_MIB_REJECT_SENT,		/* requests we refused */
+	SDP_MIB_BACKLOG_BUSY,		/* requests refused: backlog full */
+	SDP_MIB_CONNECT_RETRIES,	/* connects retried after a busy refusal */
+	SDP_MIB_LISTEN_NO_RDMA,		/* listeners without an RDMA listener */
+	SDP_MIB_LISTEN_REARMED,		/* listeners listening over RDMA again */
+	SDP_MIB_BAD_HELLO,		/* malformed or incompatible Hello/HelloAck */
+	SDP_MIB_DISCONN_SENT,
+	SDP_MIB_DISCONN_RCVD,
+	SDP_MIB_ABORT_SENT,
+	SDP_MIB_ABORT_RCVD,
+	SDP_MIB_ABORT_ON_DATA,		/* data arrived for a closed socket */
+	SDP_MIB_BAD_MID,		/* peer sent an unknown message id */
+	SDP_MIB_UNEXPECTED_MID,		/* a known message where it may not be */
+	SDP_MIB_BAD_LEN,		/* BSDH length disagrees with the message */
+	SDP_MIB_BAD_MSEQ,		/* mseq out of order */
+	SDP_MIB_BAD_MSEQ_ACK,		/* mseq_ack of a message never sent */
+	SDP_MIB_BAD_BUFS,		/* bufs beyond what the peer posted */
+	SDP_MIB_BAD_CREDITS,		/* peer sent beyond the credits we gave */
+	SDP_MIB_BAD_FLAGS,		/* OOB flags where they may not be */
+	SDP_MIB_QP_ERROR,		/* work request failed */
+	SDP_MIB_TX_TIMEOUT,		/* no send progress: TCP_USER_TIMEOUT */
+	SDP_MIB_DEVICE_REMOVED,		/* connections lost with their device */
+	SDP_MIB_TX_MSGS,
+	SDP_MIB_RX_MSGS,
+	SDP_MIB_TX_BYTES,
+	SDP_MIB_RX_BYTES,
+	SDP_MIB_CREDIT_UPDATES,		/* messages sent only to return credits */
+	SDP_MIB_KEEPALIVE_PROBES,
+	SDP_MIB_RECV_POLL_HIT,		/* a receive's spin found data */
+	SDP_MIB_RECV_POLL_MISS,		/* it spun in vain, then slept */
+	/* one per enum sdp_fallback_reason, in its order */
+	SDP_MIB_FALLBACK,
+	SDP_MIB_MAX = SDP_MIB_FALLBACK + SDP_FB_MAX
+};
+
+#endif /* _NET_SDP_MIB_H */

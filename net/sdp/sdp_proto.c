@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sockets Direct Protocol: the wire protocol's rules (see sdp_proto.h).
+ * Every check of a peer's field returns what it got wrong: enum
+ * sdp_rej_reason for a Hello (the reject tells the peer), an SDP_MIB_*
+ * counter otherwise.
+ */
+#include <linux/types.h>
+#include <asm/byteorder.h>
+
+#include "sdp_proto.h"
+
+bool sdp_size_ok(u32 size)
+{
+	return size >= SDP_MIN_BUF_SIZE && size <= SDP_MAX_BUF_SIZE;
+}
+
+bool sdp_bufs_ok(u16 bufs)
+{
+	/* Data needs more than SDP_CTRL_CREDITS credits. */
+	return bufs > SDP_CTRL_CREDITS + 1 && bufs < SDP_MAX_BUFS;
+}
+
+/* The bufs our Hello or HelloAck advertises: all @posted but the spare. */
+u16 sdp_seq_hello(struct sdp_seq *s, u32 posted)
+{
+	s->rx_adv = posted - 1;
+	s->rx_mseq_adv = 0;
+	return s->rx_adv;
+}
+
+/* The BSDH of a Hello or HelloAck: message 0, acknowledging nothing. */
+static void sdp_bsdh_setup(struct sdp_bsdh *h, u8 mid, u32 len, u16 bufs)
+{
+	h->mid = mid;
+	h->flags = 0;
+	h->bufs = cpu_to_be16(bufs);
+	h->len = cpu_to_be32(len);
+	h->mseq = 0;
+	h->mseq_ack = 0;
+}
+
+void sdp_proto_hello(struct sdp_hh *hh, u16 bufs, u32 rcv_size, bool ipv6)
+{
+	*hh = (struct sdp_hh){};
+	sdp_bsdh_setup(&hh->bsdh, SDP_MID_HELLO, sizeof(*hh), bufs);
+	hh->majv_minv = SDP_VERSION;
+	hh->ipv_cap = ipv6 ? SDP_IPV_CAP_IPV6 : SDP_IPV_CAP_IPV4;
+	hh->desremrcvsz = cpu_to_be32(rcv_size);
+	hh->localrcvsz = cpu_to_be32(rcv_size);
+}
+
+void sdp_proto_hello_ack(struct sdp_hah *hah, u16 bufs, u32 rcv_size, u8 ipv_cap)
+{
+	*hah = (struct sdp_hah){};
+	sdp_bsdh_setup(&hah->bsdh, SDP_MID_HELLO_ACK, sizeof(*hah), bufs);
+	hah->majv_minv = SDP_VERSION;
+	hah->ipv_cap = ipv_cap;
+	hah->actrcvsz = cpu_to_be32(rcv_size);
+}
+
+static bool sdp_version_ok(u8 majv_minv)
+{
+	return SDP_VERSION_MAJOR(majv_minv) == SDP_VERSION_MAJOR(SDP_VERSION);
+}
+
+/* A CM request's Hello: 0, or the reason we refuse it. */
+int sdp_proto_check_hello(const void *data, u32 len)
+{
+	const struct sdp_hh *hh = data;
+
+	if (!hh || len < sizeof(*hh) || hh->bsdh.mid != SDP_MID_HELLO ||
+	    be32_to_cpu(hh->bsdh.len) != sizeof(*hh))
+		return SDP_REJ_MALFORMED;
+	if (!sdp_version_ok(hh->majv_minv))
+		return SDP_REJ_VERSION;
+	if (!sdp_size_ok(be32_to_cpu(hh->localrcvsz)) ||
+	    !sdp_bufs_ok(be16_to_cpu(hh->bsdh.bufs)))
+		return SDP_REJ_MALFORMED;
+	return 0;
+}
+
+/* A CM reply's HelloAck: 0, or SDP_MIB_BAD_HELLO. */
+int sdp_proto_check_hello_ack(const void *data, u32 len)
+{
+	const struct sdp_hah *hah = data;
+
+	if (!hah || len < sizeof(*hah) || hah->bsdh.mid != SDP_MID_HELLO_ACK ||
+	    be32_to_cpu(hah->bsdh.len) != sizeof(*hah) ||
+	    !sdp_version_ok(hah->majv_minv) ||
+	    !sdp_size_ok(be32_to_cpu(hah->actrcvsz)) ||
+	    !sdp_bufs_ok(be16_to_cpu(hah->bsdh.bufs)))
+		return SDP_MIB_BAD_HELLO;
+	return 0;
+}
+
+/* The peer's Hello or HelloAck is in: its message 0 offered @peer_bufs. */
+void sdp_seq_start(struct sdp_seq *s, u16 peer_bufs)
+{
+	s->tx_bufs = peer_bufs;
+	s->hist[0] = (struct sdp_adv){ s->rx_adv, 0 };
+}
+
+/* The BSDH of our next message; sdp_seq_sent() once it is posted. */
+void sdp_proto_bsdh(const struct sdp_seq *s, struct sdp_bsdh *h, u8 mid,
+		    u8 flags, u32 len, u16 bufs)
+{
+	h->mid = mid;
+	h->flags = flags;
+	h->bufs = cpu_to_be16(bufs);
+	h->len = cpu_to_be32(len);
+	h->mseq = cpu_to_be32(s->tx_mseq + 1);
+	h->mseq_ack = cpu_to_be32(s->rx_mseq);
+}
+
+void sdp_seq_sent(struct sdp_seq *s, u16 bufs)
+{
+	s->tx_mseq++;
+	s->hist[s->tx_mseq & (SDP_HIST_SIZE - 1)] = (struct sdp_adv){ bufs, s->rx_mseq };
+	s->rx_adv = bufs;
+	s->rx_mseq_adv = s->rx_mseq;
+}
+
+/* Which messages hold no buffer once processed (they may use the spare). */
+static bool sdp_mid_is_ctrl(const struct sdp_bsdh *h, u32 len)
+{
+	return h->mid == SDP_MID_DISCONN || h->mid == SDP_MID_ABORT ||
+	       (h->mid == SDP_MID_DATA && len == sizeof(*h));
+}
+
+/* The header's fields against the sequence numbers and credits. */
+static int sdp_check_bsdh(const struct sdp_seq *s, const struct sdp_bsdh *h,
+			  u32 got)
+{
+	u32 len = be32_to_cpu(h->len);
+	u32 mseq = be32_to_cpu(h->mseq);
+	u32 ack = be32_to_cpu(h->mseq_ack);
+	const struct sdp_adv *adv;
+
+	if (got < sizeof(*h) || len != got)
+		return SDP_MIB_BAD_LEN;
+	if (mseq != s->rx_mseq + 1)
+		return SDP_MIB_BAD_MSEQ;
+	if ((s32)(ack - s->tx_mseq_acked) < 0 || (s32)(s->tx_mseq - ack) < 0)
+		return SDP_MIB_BAD_MSEQ_ACK;
+	if (be16_to_cpu(h->bufs) >= SDP_MAX_BUFS)
+		return SDP_MIB_BAD_BUFS;
+	/* Urgent data: only Data; the byte itself only in a non-empty one. */
+	if ((h->flags & ~(SDP_OOB_PRES | SDP_OOB_PEND)) ||
+	    (h->flags && h->mid != SDP_MID_DATA) ||
+	    ((h->flags & SDP_OOB_PRES) && len == sizeof(*h)))
+		return SDP_MIB_BAD_FLAGS;
+	/*
+	 * The peer had seen our message @ack, which offered adv->bufs buffers
+	 * after its message adv->rx_mseq; a control message may take the spare.
+	 */
+	adv = &s->hist[ack & (SDP_HIST_SIZE - 1)];
+	if (mseq - adv->rx_mseq > adv->bufs + sdp_mid_is_ctrl(h, len))
+		return SDP_MIB_BAD_CREDITS;
+	return 0;
+}
+
+/*
+ * A message of @got bytes from the peer, before anything in it is believed:
+ * 0 if it is a Data, DisConn or Abort the peer may send now (@rcvd_disconn:
+ * its DisConn came before), or the counter naming the fault.
+ */
+int sdp_proto_check(const struct sdp_seq *s, const struct sdp_bsdh *h,
+		    u32 got, bool rcvd_disconn)
+{
+	int mib = sdp_check_bsdh(s, h, got);
+
+	if (mib)
+		return mib;
+	switch (h->mid) {
+	case SDP_MID_DATA:
+		/* after DisConn only credit updates */
+		if (rcvd_disconn && (got != sizeof(*h) || h->flags))
+			return SDP_MIB_UNEXPECTED_MID;
+		return 0;
+	case SDP_MID_DISCONN:
+		if (got != sizeof(*h))
+			return SDP_MIB_BAD_LEN;
+		return rcvd_disconn ? SDP_MIB_UNEXPECTED_MID : 0;
+	case SDP_MID_ABORT:
+		return 0;
+	case SDP_MID_HELLO:
+	case SDP_MID_HELLO_ACK:
+	case SDP_MID_SENDSM:
+	case SDP_MID_RDMARDCOMPL:
+	case SDP_MID_SRCAVAIL_CANCEL:
+	case SDP_MID_CHRCVBUF:
+	case SDP_MID_CHRCVBUF_ACK:
+	case SDP_MID_SINKAVAIL:
+	case SDP_MID_SRCAVAIL:
+		/* We offer no adverts and never ask to resize: not here. */
+		return SDP_MIB_UNEXPECTED_MID;
+	default:
+		return SDP_MIB_BAD_MID;
+	}
+}
+
+/* A message sdp_proto_check() passed: what it tells of both directions. */
+void sdp_seq_received(struct sdp_seq *s, const struct sdp_bsdh *h)
+{
+	s->rx_mseq = be32_to_cpu(h->mseq);
+	s->tx_mseq_acked = be32_to_cpu(h->mseq_ack);
+	s->tx_bufs = be16_to_cpu(h->bufs);
+}
