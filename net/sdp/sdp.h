@@ -69,6 +69,12 @@ extern int sdp_family;
 #define SDP_CORK_TIMEOUT	(HZ / 5)
 /* Default net.sdp.recv_poll_us. */
 #define SDP_RECV_POLL_US	500
+/*
+ * Default net.sdp.syn_timeout_ms: an accepted connection whose client never
+ * completes it (no RTU) is dropped then, as TCP's SYN-ACK retries end; a
+ * real client completes in a round trip.
+ */
+#define SDP_SYN_TIMEOUT_MS	10000
 
 struct sdp_dev {
 	struct list_head	list;		/* on sdp_devices */
@@ -207,6 +213,7 @@ struct sdp_net {
 	int			connect_timeout_ms;	/* RDMA's first attempt */
 	int			ncache_ttl;		/* seconds; 0 disables */
 	int			recv_poll_us;		/* spin before sleeping */
+	int			syn_timeout_ms;		/* a child's time to establish */
 	spinlock_t		ncache_lock;
 	struct sdp_ncache_entry	ncache[SDP_NCACHE_SIZE];
 };
@@ -250,6 +257,7 @@ struct sdp_sock {
 	struct list_head	accept_q;	/* established, waiting for accept() */
 	struct list_head	listen_item;	/* on sdp_listeners: may listen over RDMA */
 	u32			rearm_gen;	/* the last re-arm pass that saw it */
+	u32			syn_count;	/* children on syn_q */
 
 	/* child of a listener (holds a reference on it for life) */
 	struct sdp_sock		*parent;
@@ -257,6 +265,7 @@ struct sdp_sock {
 	int			queue;		/* SDP_Q_* */
 	struct sdp_hh		peer_hh;	/* the Hello it came with */
 	struct delayed_work	accept_work;	/* TCP_DEFER_ACCEPT: data came or time is up */
+	struct delayed_work	syn_work;	/* not established in time: dropped */
 
 	/* connection */
 	u32			transport;	/* enum sdp_transport */

@@ -204,6 +204,8 @@ void sdp_destroy(struct sdp_sock *ssk)
 		sock_put(sk);
 	if (cancel_delayed_work(&ssk->accept_work))
 		sock_put(sk);
+	if (cancel_delayed_work(&ssk->syn_work))
+		sock_put(sk);
 	sdp_cm_destroy(ssk);
 	tcp = xchg(&ssk->tcp, NULL);
 	if (tcp) {

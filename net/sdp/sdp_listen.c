@@ -190,12 +190,30 @@ static struct sdp_sock *sdp_reuseport_pick(struct sdp_sock *lssk,
 	return found;
 }
 
-/* Listener locked. */
+/*
+ * Listener locked. A child on syn_q counts against the backlog, as TCP's
+ * request sockets do, for syn_timeout_ms at most: a client that never
+ * completes its connection cannot hold the listener's queue.
+ */
 static void sdp_child_link(struct sdp_sock *lssk, struct sdp_sock *child)
 {
+	struct sdp_net *sn = sdp_net(sock_net(&lssk->sk));
+
 	list_add_tail(&child->child, &lssk->syn_q);
 	child->queue = SDP_Q_SYN;
-	sk_acceptq_added(&lssk->sk);
+	lssk->syn_count++;
+	sock_hold(&child->sk);
+	if (!queue_delayed_work(sdp_wq, &child->syn_work,
+				msecs_to_jiffies(READ_ONCE(sn->syn_timeout_ms))))
+		sock_put(&child->sk);
+}
+
+/* Listener locked: the child is off syn_q, established or not. */
+static void sdp_child_syn_done(struct sdp_sock *lssk, struct sdp_sock *child)
+{
+	lssk->syn_count--;
+	if (cancel_delayed_work(&child->syn_work))
+		__sock_put(&child->sk);	/* the caller's reference remains */
 }
 
 /* Listener locked. */
@@ -203,7 +221,10 @@ static void sdp_child_unlink(struct sdp_sock *lssk, struct sdp_sock *child)
 {
 	if (child->queue == SDP_Q_NONE)
 		return;
-	sk_acceptq_removed(&lssk->sk);
+	if (child->queue == SDP_Q_SYN)
+		sdp_child_syn_done(lssk, child);
+	else
+		sk_acceptq_removed(&lssk->sk);
 	list_del_init(&child->child);
 	child->queue = SDP_Q_NONE;
 }
@@ -348,7 +369,8 @@ int sdp_cm_req(struct sdp_sock *lssk, struct rdma_cm_id *id,
 		goto reject;
 
 	lock_sock(lsk);
-	if (!sdp_listening(lssk) || sk_acceptq_is_full(lsk)) {
+	if (!sdp_listening(lssk) || sk_acceptq_is_full(lsk) ||
+	    lssk->syn_count >= READ_ONCE(lsk->sk_max_ack_backlog)) {
 		/* Full: as TCP drops the SYN, the client tries again later. */
 		rej.reason = SDP_REJ_BUSY;
 		SDP_INC_STATS(sock_net(lsk), SDP_MIB_BACKLOG_BUSY);
@@ -398,8 +420,10 @@ static void sdp_child_ready(struct sdp_sock *lssk, struct sdp_sock *child)
 
 	if (sdp_listening(lssk) && child->queue == SDP_Q_SYN &&
 	    READ_ONCE(child->sk.sk_state) != TCP_CLOSE) {
+		sdp_child_syn_done(lssk, child);
 		list_move_tail(&child->child, &lssk->accept_q);
 		child->queue = SDP_Q_ACCEPT;
+		sk_acceptq_added(lsk);
 		lsk->sk_data_ready(lsk);
 	}
 }
@@ -416,6 +440,9 @@ void sdp_passive_established(struct sdp_sock *child)
 	unsigned long defer;
 
 	lock_sock(lsk);
+	/* established: no longer subject to the SYN timeout */
+	if (cancel_delayed_work(&child->syn_work))
+		__sock_put(&child->sk);
 	defer = sdp_listening(lssk) ? sdp_defer_period(lssk) : 0;
 	if (defer && !sdp_readable(&child->sk, 1) && child->queue == SDP_Q_SYN) {
 		set_bit(SDP_F_DEFER_ACCEPT, &child->flags);
@@ -452,9 +479,23 @@ static void sdp_accept_work(struct work_struct *work)
 	sock_put(&child->sk);
 }
 
+/* A child still not established after syn_timeout_ms: dropped. */
+static void sdp_syn_work(struct work_struct *work)
+{
+	struct sdp_sock *child = container_of(to_delayed_work(work), struct sdp_sock,
+					      syn_work);
+
+	if (READ_ONCE(child->sk.sk_state) == TCP_SYN_RECV) {
+		SDP_INC_STATS(sock_net(&child->sk), SDP_MIB_SYN_TIMEOUT);
+		sdp_child_drop(child, ETIMEDOUT);
+	}
+	sock_put(&child->sk);
+}
+
 void sdp_listen_init(struct sdp_sock *ssk)
 {
 	INIT_DELAYED_WORK(&ssk->accept_work, sdp_accept_work);
+	INIT_DELAYED_WORK(&ssk->syn_work, sdp_syn_work);
 }
 
 /* The oldest established child, off the queue; listener locked. */

@@ -12,6 +12,8 @@
  *                         straight to TCP; 0 disables the cache
  *     recv_poll_us        how long a blocking receive spins for data before
  *                         it sleeps (SO_BUSY_POLL overrides it per socket)
+ *     syn_timeout_ms      how long an accepted RDMA connection may take to
+ *                         be established before it is dropped
  * - The negative cache itself (sdp_fallback.c).
  */
 #include <linux/percpu.h>
@@ -30,6 +32,7 @@ static const char * const sdp_mib_names[SDP_MIB_MAX] = {
 	[SDP_MIB_ESTABLISHED]		= "Established",
 	[SDP_MIB_CONNECT_FAILED]	= "ConnectFailed",
 	[SDP_MIB_REJECT_SENT]		= "RejectSent",
+	[SDP_MIB_SYN_TIMEOUT]		= "SynTimeout",
 	[SDP_MIB_BACKLOG_BUSY]		= "BacklogBusy",
 	[SDP_MIB_CONNECT_RETRIES]	= "ConnectRetries",
 	[SDP_MIB_LISTEN_NO_RDMA]	= "ListenNoRdma",
@@ -136,6 +139,14 @@ static struct ctl_table sdp_sysctl_table[] = {
 		.extra1		= &sdp_zero,
 		.extra2		= &sdp_poll_max,
 	},
+	{
+		.procname	= "syn_timeout_ms",
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= &sdp_one,
+		.extra2		= &sdp_ms_max,
+	},
 	{ }	/* the end, for 6.1 (sdp_register_net_sysctl) */
 };
 
@@ -151,6 +162,7 @@ static int sdp_sysctl_init(struct net *net, struct sdp_net *sn)
 	t[2].data = &sn->connect_timeout_ms;
 	t[3].data = &sn->ncache_ttl;
 	t[4].data = &sn->recv_poll_us;
+	t[5].data = &sn->syn_timeout_ms;
 	sn->sysctl = sdp_register_net_sysctl(net, "net/sdp", t,
 					     ARRAY_SIZE(sdp_sysctl_table) - 1);
 	if (!sn->sysctl) {
@@ -177,6 +189,7 @@ static __net_init int sdp_net_init(struct net *net)
 	sn->connect_timeout_ms = 1000;
 	sn->ncache_ttl = 60;
 	sn->recv_poll_us = SDP_RECV_POLL_US;
+	sn->syn_timeout_ms = SDP_SYN_TIMEOUT_MS;
 	spin_lock_init(&sn->ncache_lock);
 	sn->mib = alloc_percpu(struct sdp_mib);
 	if (!sn->mib)

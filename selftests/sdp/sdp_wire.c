@@ -130,6 +130,19 @@ static void fill_bsdh(struct bsdh *h, uint8_t mid, uint16_t bufs, uint32_t len)
 	h->len = htonl(len);
 }
 
+/* A new id with a route to @dst; 0 or -1. */
+static int peer_route(struct peer *p, const struct sockaddr_storage *dst)
+{
+	p->ec = rdma_create_event_channel();
+	if (!p->ec || rdma_create_id(p->ec, &p->id, NULL, RDMA_PS_TCP) ||
+	    rdma_resolve_addr(p->id, NULL, (struct sockaddr *)dst, 2000) ||
+	    wait_event(p, RDMA_CM_EVENT_ADDR_RESOLVED, NULL, 0, NULL) ||
+	    rdma_resolve_route(p->id, 2000) ||
+	    wait_event(p, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL, 0, NULL))
+		return -1;
+	return 0;
+}
+
 /* Connect to an SDP listener with @hello; 0, or the unexpected event + 1000. */
 static int peer_connect(struct peer *p, const struct sockaddr_storage *dst,
 			const struct hh *hello, void *reply, int reply_size,
@@ -140,13 +153,7 @@ static int peer_connect(struct peer *p, const struct sockaddr_storage *dst,
 					 .retry_count = 7, .rnr_retry_count = 7 };
 	int err;
 
-	p->ec = rdma_create_event_channel();
-	if (!p->ec || rdma_create_id(p->ec, &p->id, NULL, RDMA_PS_TCP) ||
-	    rdma_resolve_addr(p->id, NULL, (struct sockaddr *)dst, 2000) ||
-	    wait_event(p, RDMA_CM_EVENT_ADDR_RESOLVED, NULL, 0, NULL) ||
-	    rdma_resolve_route(p->id, 2000) ||
-	    wait_event(p, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL, 0, NULL) ||
-	    peer_qp(p) || rdma_connect(p->id, &param))
+	if (peer_route(p, dst) || peer_qp(p) || rdma_connect(p->id, &param))
 		return -1;
 	err = wait_event(p, RDMA_CM_EVENT_ESTABLISHED, reply, reply_size, reply_len);
 	if (!err)
@@ -600,6 +607,103 @@ TEST_F(evil_hello, malformed_hello_refused)
 	EXPECT_EQ(2, rej[1]);		/* SDP_REJ_MALFORMED */
 	EXPECT_EQ(bad + 1, sdp_stat("BadHello"));
 	EXPECT_EQ(rejected + 1, sdp_stat("RejectSent"));
+}
+
+/*
+ * Half a connection: a good Hello and no QP, so the listener's REP gets no
+ * RTU (rdma_cm waits for rdma_establish()). @qpn: the listener's QP.
+ */
+static int half_open(struct peer *p, const struct sockaddr_storage *dst,
+		     unsigned int *qpn)
+{
+	struct hh hello;
+	struct rdma_conn_param param = { .private_data = &hello,
+					 .private_data_len = sizeof(hello),
+					 .qp_num = 0x4242 };
+	struct rdma_cm_event *ev;
+	int got;
+
+	good_hello(&hello, PEER_BUFS - 1);
+	if (peer_route(p, dst) || rdma_connect(p->id, &param) ||
+	    rdma_get_cm_event(p->ec, &ev))
+		return -1;
+	got = ev->event;
+	*qpn = ev->param.conn.qp_num;
+	rdma_ack_cm_event(ev);
+	return got == RDMA_CM_EVENT_CONNECT_RESPONSE ? 0 : got + 1000;
+}
+
+/*
+ * A client that never completes its connections holds a listener's
+ * backlog for net.sdp.syn_timeout_ms at most: its children are dropped
+ * then, QPs and all (SynTimeout), and a real client, refused as busy
+ * meanwhile, gets through over RDMA on its next try.
+ */
+FIXTURE(short_syn_timeout) {
+	int saved_syn, saved_ct;
+};
+
+FIXTURE_SETUP(short_syn_timeout)
+{
+	self->saved_syn = sdp_sysctl("syn_timeout_ms");
+	self->saved_ct = sdp_sysctl("connect_timeout_ms");
+	sdp_sysctl_set("syn_timeout_ms", 1500);
+	ASSERT_EQ(1500, sdp_sysctl("syn_timeout_ms"));
+	/* the real client's connect may take its time on a slow kernel */
+	sdp_sysctl_set("connect_timeout_ms", 5000);
+}
+
+FIXTURE_TEARDOWN(short_syn_timeout)
+{
+	sdp_sysctl_set("syn_timeout_ms", self->saved_syn);
+	sdp_sysctl_set("connect_timeout_ms", self->saved_ct);
+}
+
+TEST_F(short_syn_timeout, half_open_connections_time_out)
+{
+	long long timeouts = sdp_stat("SynTimeout"), busy = sdp_stat("BacklogBusy");
+	struct peer evil[2] = {};
+	struct sdp_proof proof;
+	char buf[3000] = "after the half-open ones";
+	struct sockaddr_storage addr;
+	struct sdp_qp_state q;
+	unsigned int qpn[2];
+	socklen_t alen;
+	int lfd, fd, a, i;
+	double t0;
+
+	lfd = sdp_listener(sdp_family(), SDP_A, 2, &addr, &alen);
+	ASSERT_LE(0, lfd);
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, half_open(&evil[i], &addr, &qpn[i])) TH_LOG("half-open %d", i);
+		/* the child's QP exists, waiting for an RTU */
+		ASSERT_EQ(0, sdp_qp_state(evil[i].id->verbs->device->name, qpn[i], &q));
+	}
+	t0 = sdp_now();
+	fd = socket(sdp_family(), SOCK_STREAM | SOCK_NONBLOCK, 0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(-1, connect(fd, (struct sockaddr *)&addr, alen));
+	ASSERT_EQ(EINPROGRESS, errno);
+	EXPECT_EQ(POLLOUT, sdp_poll1(fd, POLLOUT, 10000) & POLLOUT);
+	TH_LOG("the real client waited %.1f s", sdp_now() - t0);
+	EXPECT_EQ(0, sdp_getint(fd, SOL_SOCKET, SO_ERROR));
+	EXPECT_EQ(SDP_TRANSPORT_RDMA, sdp_transport(fd));
+	a = accept(lfd, NULL, NULL);
+	ASSERT_LE(0, a);
+	ASSERT_EQ(0, sdp_proof_begin(&proof, fd, a));
+	ASSERT_EQ(sizeof(buf), send(fd, buf, sizeof(buf), 0));
+	ASSERT_EQ(sizeof(buf), sdp_read_full(a, buf, sizeof(buf)));
+	SDP_PROVE(&proof);
+	EXPECT_EQ(timeouts + 2, sdp_stat("SynTimeout"));
+	EXPECT_LE(busy + 1, sdp_stat("BacklogBusy"));
+	for (i = 0; i < 2; i++) {
+		EXPECT_NE(0, sdp_qp_state(evil[i].id->verbs->device->name, qpn[i], &q))
+			TH_LOG("half-open %d: the child's QP %u is still there", i, qpn[i]);
+		peer_free(&evil[i]);
+	}
+	close(a);
+	close(fd);
+	close(lfd);
 }
 
 /* The kernel connects with SDP to a hand-made listener. */
