@@ -269,6 +269,12 @@ int sdp_conn_start(struct sdp_conn *c, u32 snd_size, u16 peer_bufs)
 	u32 i;
 
 	c->snd_size = snd_size;
+	/*
+	 * The send ring holds the bytes it was sized for (sdp_conn_create(),
+	 * in our buffer size), not more in the peer's larger one: at least
+	 * two messages, one filling while one is in flight.
+	 */
+	c->tx_count = clamp_t(u32, c->tx_count * c->rcv_size / snd_size, 2, c->tx_count);
 	c->seq.hist = kcalloc(SDP_HIST_SIZE, sizeof(*c->seq.hist), GFP_KERNEL);
 	c->tx = kcalloc(c->tx_count, sizeof(*c->tx), GFP_KERNEL);
 	if (!c->seq.hist || !c->tx)

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <fcntl.h>
+#include <netinet/tcp.h>
 #include <rdma/rdma_cma.h>
 #include <infiniband/verbs.h>
 #include <sys/time.h>
@@ -607,6 +608,81 @@ TEST_F(evil_hello, malformed_hello_refused)
 	EXPECT_EQ(2, rej[1]);		/* SDP_REJ_MALFORMED */
 	EXPECT_EQ(bad + 1, sdp_stat("BadHello"));
 	EXPECT_EQ(rejected + 1, sdp_stat("RejectSent"));
+}
+
+/* A module parameter's value, or -1. */
+static long module_param(const char *name)
+{
+	char path[128];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/module/sdp/parameters/%s", name);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+/*
+ * A peer that asks for the largest buffers (128 KiB both ways) and never
+ * reads: we keep our own receive size, and the send ring, filled while
+ * the peer's credits are gone, holds no more bytes than it was sized for
+ * in ours (before, 16 buffers of the peer's 128 KiB: 2 MiB).
+ */
+TEST(huge_buffer_peer_never_reading_cannot_grow_our_memory)
+{
+	long size = module_param("buf_size"), bufs = module_param("tx_bufs");
+	struct sockaddr_storage addr;
+	unsigned long long held;
+	struct sdp_qp_state q;
+	struct peer p = {};
+	struct sdp_info info;
+	char reply[256], chunk[1024] = "";
+	int lfd, sfd, reply_len, sent = 0;
+	socklen_t alen;
+	struct hh hello;
+
+	ASSERT_LT(0, size);
+	ASSERT_LT(0, bufs);
+	lfd = sdp_listener(sdp_family(), SDP_A, 8, &addr, &alen);
+	ASSERT_LE(0, lfd);
+	good_hello(&hello, PEER_BUFS - 1);
+	hello.desremrcvsz = htonl(128 << 10);
+	hello.localrcvsz = htonl(128 << 10);
+	ASSERT_EQ(0, peer_connect(&p, &addr, &hello, reply, sizeof(reply), &reply_len));
+	sfd = accept(lfd, NULL, NULL);
+	ASSERT_LE(0, sfd);
+	ASSERT_EQ(0, fcntl(sfd, F_SETFL, O_NONBLOCK));
+	/* small messages take the peer's credits, then the ring fills */
+	ASSERT_EQ(0, sdp_setint(sfd, SOL_TCP, TCP_NODELAY, 1));
+	while (sent < (64 << 20) && send(sfd, chunk, sizeof(chunk), 0) == sizeof(chunk))
+		sent += sizeof(chunk);
+	EXPECT_EQ(EAGAIN, errno);
+	ASSERT_EQ(0, sdp_info(sfd, &info));
+	held = (unsigned long long)info.rx_bufs_held * info.rcv_size +
+	       (unsigned long long)info.tx_bufs_held * info.snd_size;
+	TH_LOG("%d B taken; held %llu KiB: %u receive buffers of %u B, %u send buffers of %u B",
+	       sent, held >> 10, info.rx_bufs_held, info.rcv_size, info.tx_bufs_held,
+	       info.snd_size);
+	EXPECT_EQ(size, info.rcv_size);
+	EXPECT_EQ(128 << 10, info.snd_size);
+	EXPECT_LE((unsigned long long)info.tx_bufs_held * info.snd_size,
+		  (unsigned long long)bufs * size);
+	/* the messages went over our QP to the peer's */
+	ASSERT_EQ(SDP_TRANSPORT_RDMA, info.transport);
+	ASSERT_EQ(0, sdp_qp_state(info.ibdev, info.qp_num, &q));
+	EXPECT_EQ(p.id->qp->qp_num, q.rqpn);
+	EXPECT_LT(0, info.tx_msgs);
+	if (_metadata->passed)
+		fprintf(stderr, "# PROOF rdma %s qp %u<->%u, %u msgs out\n", info.ibdev,
+			info.qp_num, p.id->qp->qp_num, (unsigned int)info.tx_msgs);
+	close(sfd);
+	close(lfd);
+	peer_free(&p);
 }
 
 /*
