@@ -645,6 +645,7 @@ TEST(huge_buffer_peer_never_reading_cannot_grow_our_memory)
 	int lfd, sfd, reply_len, sent = 0;
 	socklen_t alen;
 	struct hh hello;
+	ssize_t n = 0;
 
 	ASSERT_LT(0, size);
 	ASSERT_LT(0, bufs);
@@ -659,8 +660,9 @@ TEST(huge_buffer_peer_never_reading_cannot_grow_our_memory)
 	ASSERT_EQ(0, fcntl(sfd, F_SETFL, O_NONBLOCK));
 	/* small messages take the peer's credits, then the ring fills */
 	ASSERT_EQ(0, sdp_setint(sfd, SOL_TCP, TCP_NODELAY, 1));
-	while (sent < (64 << 20) && send(sfd, chunk, sizeof(chunk), 0) == sizeof(chunk))
-		sent += sizeof(chunk);
+	while (sent < (64 << 20) && (n = send(sfd, chunk, sizeof(chunk), 0)) > 0)
+		sent += n;
+	EXPECT_EQ(-1, n);
 	EXPECT_EQ(EAGAIN, errno);
 	ASSERT_EQ(0, sdp_info(sfd, &info));
 	held = (unsigned long long)info.rx_bufs_held * info.rcv_size +
@@ -692,10 +694,12 @@ TEST(huge_buffer_peer_never_reading_cannot_grow_our_memory)
 static int half_open(struct peer *p, const struct sockaddr_storage *dst,
 		     unsigned int *qpn)
 {
+	static unsigned int fake_qpn = 0x4242;
 	struct hh hello;
+	/* each its own QP number: the CM refuses a second as stale */
 	struct rdma_conn_param param = { .private_data = &hello,
 					 .private_data_len = sizeof(hello),
-					 .qp_num = 0x4242 };
+					 .qp_num = fake_qpn++ };
 	struct rdma_cm_event *ev;
 	int got;
 
