@@ -274,6 +274,9 @@ static void sdp_child_kill(struct sdp_sock *child, int err)
 	sock_set_flag(csk, SOCK_DEAD);
 	if (csk->sk_state == TCP_CLOSE)
 		sdp_schedule_teardown(child);
+	else if (csk->sk_state == TCP_SYN_RECV)
+		/* never established: dropped without an Abort, as TCP's request */
+		sdp_done(csk, err);
 	else
 		sdp_abort(child, err);
 	release_sock(csk);

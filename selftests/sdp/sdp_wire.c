@@ -777,6 +777,10 @@ TEST_F(short_syn_timeout, half_open_connections_time_out)
 	EXPECT_EQ(timeouts + 2, sdp_stat("SynTimeout"));
 	EXPECT_LE(busy + 1, sdp_stat("BacklogBusy"));
 	for (i = 0; i < 2; i++) {
+		/* the teardown is a work item: a moment */
+		for (int k = 0; k < 50 && !sdp_qp_state(evil[i].id->verbs->device->name,
+							   qpn[i], &q); k++)
+			usleep(100000);
 		EXPECT_NE(0, sdp_qp_state(evil[i].id->verbs->device->name, qpn[i], &q))
 			TH_LOG("half-open %d: the child's QP %u is still there", i, qpn[i]);
 		peer_free(&evil[i]);
