@@ -6,7 +6,7 @@
 #   make check      the kselftests in VMs on Debian's 6.1 and 6.12 kernels
 #   make check-debug  the same on a 6.1 debug kernel (KASAN, lockdep, kmemleak,
 #                   ...) built once from Debian's source (scripts/debug-kernel)
-#   make check-wire the two-host tests alone, the link flap included
+#   make check-wire the two-host tests alone
 #   make demo       show SDP against TCP in a throwaway VM
 #   make bench      SDP against verbs, rsockets and TCP: table, CSV, plot
 #   make deb        Debian packages sdp-dkms, sdp-utils, sdp-dev (build/deb/)
@@ -44,7 +44,7 @@ check-debug:
 	scripts/check-debug
 
 check-wire:
-	SDP_WIRE_FLAP=1 scripts/wire
+	scripts/wire
 
 demo:
 	scripts/demo
