@@ -127,14 +127,14 @@ static inline int sdp_setint(int fd, int level, int name, int v)
 	return setsockopt(fd, level, name, &v, sizeof(v)) ? -errno : 0;
 }
 
-/* net.sdp.@name: its value (or -1), and setting it. */
-static inline int sdp_sysctl(const char *name)
+/* The number in file @dir/@name, or -1. */
+static inline int sdp_read_int(const char *dir, const char *name)
 {
 	char path[128];
 	FILE *f;
 	int v = -1;
 
-	snprintf(path, sizeof(path), "/proc/sys/net/sdp/%s", name);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	f = fopen(path, "r");
 	if (f) {
 		if (fscanf(f, "%d", &v) != 1)
@@ -142,6 +142,12 @@ static inline int sdp_sysctl(const char *name)
 		fclose(f);
 	}
 	return v;
+}
+
+/* net.sdp.@name: its value (or -1), and setting it. */
+static inline int sdp_sysctl(const char *name)
+{
+	return sdp_read_int("/proc/sys/net/sdp", name);
 }
 
 static inline void sdp_sysctl_set(const char *name, int v)

@@ -610,23 +610,6 @@ TEST_F(evil_hello, malformed_hello_refused)
 	EXPECT_EQ(rejected + 1, sdp_stat("RejectSent"));
 }
 
-/* A module parameter's value, or -1. */
-static long module_param(const char *name)
-{
-	char path[128];
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/module/sdp/parameters/%s", name);
-	f = fopen(path, "r");
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
-
 /*
  * A peer that asks for the largest buffers (128 KiB both ways) and never
  * reads: we keep our own receive size, and the send ring, filled while
@@ -635,7 +618,8 @@ static long module_param(const char *name)
  */
 TEST(huge_buffer_peer_never_reading_cannot_grow_our_memory)
 {
-	long size = module_param("buf_size"), bufs = module_param("tx_bufs");
+	long size = sdp_read_int("/sys/module/sdp/parameters", "buf_size");
+	long bufs = sdp_read_int("/sys/module/sdp/parameters", "tx_bufs");
 	struct sockaddr_storage addr;
 	unsigned long long held;
 	struct sdp_qp_state q;
