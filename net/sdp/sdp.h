@@ -14,6 +14,7 @@
 
 #include "sdp_compat.h"
 #include "sdp_proto.h"
+#include "sdp_stats.h"
 
 /*
  * Locking.
@@ -190,10 +191,6 @@ enum {
 	SDP_Q_ACCEPT,	/* established, waiting for accept() */
 };
 
-struct sdp_mib {
-	u64	mibs[SDP_MIB_MAX];
-};
-
 /* A destination that recently failed over RDMA (IPv4 as v4-mapped). */
 struct sdp_ncache_entry {
 	struct in6_addr	addr;
@@ -224,18 +221,6 @@ static inline struct sdp_net *sdp_net(const struct net *net)
 {
 	return net_generic(net, sdp_net_id);
 }
-
-#define SDP_ADD_STATS(net, field, val) \
-	this_cpu_add(sdp_net(net)->mib->mibs[field], val)
-#define SDP_INC_STATS(net, field)	SDP_ADD_STATS(net, field, 1)
-
-struct sdp_stats_sock {
-	u64	tx_bytes;
-	u64	rx_bytes;
-	u64	tx_msgs;
-	u64	rx_msgs;
-	u64	tx_credit_updates;
-};
 
 struct sdp_sock {
 	struct sock		sk;	/* must be first */

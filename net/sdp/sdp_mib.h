@@ -8,7 +8,7 @@
 
 #include <linux/sdp.h>
 
-/* Counters in /proc/net/sdp_stats (names in sdp_netns.c). */
+/* Counters in /proc/net/sdp_stats (names in sdp_stats.c). */
 enum sdp_mib_field {
 	SDP_MIB_ACTIVE_OPENS,		/* connects started over RDMA */
 	SDP_MIB_PASSIVE_OPENS,		/* requests accepted over RDMA */
