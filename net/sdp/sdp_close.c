@@ -193,18 +193,22 @@ void sdp_destroy(struct sdp_sock *ssk)
 	sk_stop_timer(sk, &ssk->conn_timer);
 	release_sock(sk);
 	/*
-	 * Not the _sync variants: a child is destroyed from its listener's CM
-	 * handler, and these works destroy ids (their handler mutexes). One
-	 * already running holds its own reference and, finding the socket
-	 * closed, does nothing; ids have one owner (sdp_cm_destroy).
+	 * Not the _sync variants for these two: a child is destroyed from its
+	 * listener's CM handler, and these works destroy ids (their handler
+	 * mutexes). One already running holds its own reference and, finding
+	 * the socket closed, does nothing; ids have one owner (sdp_cm_destroy).
 	 */
 	if (cancel_work(&ssk->fb_work))
 		sock_put(sk);
 	if (cancel_delayed_work(&ssk->retry_work))
 		sock_put(sk);
-	if (cancel_delayed_work(&ssk->accept_work))
+	/*
+	 * A child's queue works use its parent, which goes below: waited for.
+	 * They take only the listener's lock, never held here, and destroy no id.
+	 */
+	if (cancel_delayed_work_sync(&ssk->accept_work))
 		sock_put(sk);
-	if (cancel_delayed_work(&ssk->syn_work))
+	if (cancel_delayed_work_sync(&ssk->syn_work))
 		sock_put(sk);
 	sdp_cm_destroy(ssk);
 	tcp = xchg(&ssk->tcp, NULL);

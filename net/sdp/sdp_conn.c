@@ -206,9 +206,13 @@ int sdp_conn_create(struct sdp_sock *ssk, struct rdma_cm_id *id, u32 rcv_size)
 	c->rcv_size = clamp_t(u32, rcv_size, SDP_MIN_BUF_SIZE, SDP_MAX_BUF_SIZE);
 	c->rx_count = sdp_ring_size(sk, sk->sk_rcvbuf, SOCK_RCVBUF_LOCK,
 				    sdp_rx_bufs, c->rcv_size);
-	/* The peer's message size is not known yet: count in ours. */
-	c->tx_count = sdp_ring_size(sk, sk->sk_sndbuf, SOCK_SNDBUF_LOCK,
-				    sdp_tx_bufs, c->rcv_size);
+	/*
+	 * The peer's message size is not known yet: count in ours. A power of
+	 * two, as the ring's u32 positions index it modulo its size, also
+	 * across their wrap.
+	 */
+	c->tx_count = rounddown_pow_of_two(sdp_ring_size(sk, sk->sk_sndbuf, SOCK_SNDBUF_LOCK,
+							 sdp_tx_bufs, c->rcv_size));
 
 	c->cq = ib_alloc_cq_any(id->device, ssk,
 				c->rx_count + c->tx_count + SDP_CTRL_SLOTS + 2,
@@ -274,7 +278,8 @@ int sdp_conn_start(struct sdp_conn *c, u32 snd_size, u16 peer_bufs)
 	 * in our buffer size), not more in the peer's larger one: at least
 	 * two messages, one filling while one is in flight.
 	 */
-	c->tx_count = clamp_t(u32, c->tx_count * c->rcv_size / snd_size, 2, c->tx_count);
+	c->tx_count = rounddown_pow_of_two(clamp_t(u32, c->tx_count * c->rcv_size / snd_size,
+						   2, c->tx_count));
 	c->seq.hist = kcalloc(SDP_HIST_SIZE, sizeof(*c->seq.hist), GFP_KERNEL);
 	c->tx = kcalloc(c->tx_count, sizeof(*c->tx), GFP_KERNEL);
 	if (!c->seq.hist || !c->tx)

@@ -4,12 +4,13 @@
  *
  * A listener has an rdma_cm id on the port its native socket holds, and the
  * native socket listens too (plain TCP clients, see sdp_fallback.c). Each
- * request's Hello is checked and becomes a child socket. While the accept
- * queue has room (listen() backlog, counted as TCP does: backlog + 1) the
- * child gets its QP and is accepted with a HelloAck (syn_q), and moves to
- * accept_q when rdma_cm reports it established. Past the backlog a request
- * is refused as busy: the client retries with TCP's SYN backoff, as a TCP
- * client whose SYN was dropped would.
+ * request's Hello is checked and becomes a child socket. While both queues
+ * have room (listen() backlog, counted as TCP does: backlog + 1 on each)
+ * the child gets its QP and is accepted with a HelloAck (syn_q, for
+ * syn_timeout_ms at most), and moves to accept_q when rdma_cm reports it
+ * established. Past the backlog a request is refused as busy: the client
+ * retries with TCP's SYN backoff, as a TCP client whose SYN was dropped
+ * would.
  *
  * A child is on at most one queue (child->queue), changed only under the
  * listener's lock; whoever takes it off a queue owns its fate.
@@ -374,8 +375,9 @@ int sdp_cm_req(struct sdp_sock *lssk, struct rdma_cm_id *id,
 		goto reject;
 
 	lock_sock(lsk);
+	/* as TCP: backlog + 1 established, backlog + 1 completing */
 	if (!sdp_listening(lssk) || sk_acceptq_is_full(lsk) ||
-	    lssk->syn_count >= READ_ONCE(lsk->sk_max_ack_backlog)) {
+	    lssk->syn_count > READ_ONCE(lsk->sk_max_ack_backlog)) {
 		/* Full: as TCP drops the SYN, the client tries again later. */
 		rej.reason = SDP_REJ_BUSY;
 		SDP_INC_STATS(sock_net(lsk), SDP_MIB_BACKLOG_BUSY);
@@ -489,10 +491,18 @@ static void sdp_syn_work(struct work_struct *work)
 {
 	struct sdp_sock *child = container_of(to_delayed_work(work), struct sdp_sock,
 					      syn_work);
+	struct sdp_sock *lssk = child->parent;
+	bool late;
 
-	if (READ_ONCE(child->sk.sk_state) == TCP_SYN_RECV) {
+	lock_sock(&lssk->sk);
+	late = child->queue == SDP_Q_SYN &&
+	       READ_ONCE(child->sk.sk_state) == TCP_SYN_RECV;
+	if (late)
+		sdp_child_unlink(lssk, child);
+	release_sock(&lssk->sk);
+	if (late) {
 		SDP_INC_STATS(sock_net(&child->sk), SDP_MIB_SYN_TIMEOUT);
-		sdp_child_drop(child, ETIMEDOUT);
+		sdp_child_kill(child, ETIMEDOUT);
 	}
 	sock_put(&child->sk);
 }
