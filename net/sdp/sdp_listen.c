@@ -4,9 +4,9 @@
  *
  * A listener has an rdma_cm id on the port its native socket holds, and the
  * native socket listens too (plain TCP clients, see sdp_fallback.c). Each
- * request's Hello is checked and becomes a child socket. While both queues
- * have room (listen() backlog, counted as TCP does: backlog + 1 on each)
- * the child gets its QP and is accepted with a HelloAck (syn_q, for
+ * request's Hello is checked and becomes a child socket. While the queues
+ * have room (listen() backlog, counted as TCP does: backlog + 1, the
+ * established and the completing together) the child gets its QP and is accepted with a HelloAck (syn_q, for
  * syn_timeout_ms at most), and moves to accept_q when rdma_cm reports it
  * established. Past the backlog a request is refused as busy: the client
  * retries with TCP's SYN backoff, as a TCP client whose SYN was dropped
@@ -192,9 +192,9 @@ static struct sdp_sock *sdp_reuseport_pick(struct sdp_sock *lssk,
 }
 
 /*
- * Listener locked. A child on syn_q counts against the backlog, as TCP's
- * request sockets do, for syn_timeout_ms at most: a client that never
- * completes its connection cannot hold the listener's queue.
+ * Listener locked. A child on syn_q counts against the backlog for
+ * syn_timeout_ms at most: a client that never completes its connection
+ * cannot hold the listener's queue longer.
  */
 static void sdp_child_link(struct sdp_sock *lssk, struct sdp_sock *child)
 {
@@ -375,9 +375,13 @@ int sdp_cm_req(struct sdp_sock *lssk, struct rdma_cm_id *id,
 		goto reject;
 
 	lock_sock(lsk);
-	/* as TCP: backlog + 1 established, backlog + 1 completing */
-	if (!sdp_listening(lssk) || sk_acceptq_is_full(lsk) ||
-	    lssk->syn_count > READ_ONCE(lsk->sk_max_ack_backlog)) {
+	/*
+	 * Established and completing children together: backlog + 1, so that
+	 * accept_q never holds more than TCP's accept queue would.
+	 */
+	if (!sdp_listening(lssk) ||
+	    READ_ONCE(lsk->sk_ack_backlog) + lssk->syn_count >
+	    READ_ONCE(lsk->sk_max_ack_backlog)) {
 		/* Full: as TCP drops the SYN, the client tries again later. */
 		rej.reason = SDP_REJ_BUSY;
 		SDP_INC_STATS(sock_net(lsk), SDP_MIB_BACKLOG_BUSY);
