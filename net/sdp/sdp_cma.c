@@ -203,9 +203,8 @@ static int sdp_active_established(struct sdp_sock *ssk, struct rdma_cm_id *id,
 				  const struct rdma_cm_event *ev)
 {
 	const struct sdp_hah *hah = ev->param.conn.private_data;
-	int err;
-
 	int mib = sdp_proto_check_hello_ack(hah, ev->param.conn.private_data_len);
+	int err;
 
 	if (mib) {
 		SDP_INC_STATS(sock_net(&ssk->sk), mib);

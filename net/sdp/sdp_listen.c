@@ -6,9 +6,9 @@
  * native socket listens too (plain TCP clients, see sdp_fallback.c). Each
  * request's Hello is checked and becomes a child socket. While the queues
  * have room (listen() backlog, counted as TCP does: backlog + 1, the
- * established and the completing together) the child gets its QP and is accepted with a HelloAck (syn_q, for
- * syn_timeout_ms at most), and moves to accept_q when rdma_cm reports it
- * established. Past the backlog a request is refused as busy: the client
+ * established and the completing together) the child gets its QP and is
+ * accepted with a HelloAck (syn_q, for syn_timeout_ms at most), and moves
+ * to accept_q when rdma_cm reports it established. Past the backlog a request is refused as busy: the client
  * retries with TCP's SYN backoff, as a TCP client whose SYN was dropped
  * would.
  *
@@ -209,12 +209,18 @@ static void sdp_child_link(struct sdp_sock *lssk, struct sdp_sock *child)
 		sock_put(&child->sk);
 }
 
+/* The SYN timeout no longer applies to @child. */
+static void sdp_child_syn_stop(struct sdp_sock *child)
+{
+	if (cancel_delayed_work(&child->syn_work))
+		__sock_put(&child->sk);	/* the caller's reference remains */
+}
+
 /* Listener locked: the child is off syn_q, established or not. */
 static void sdp_child_syn_done(struct sdp_sock *lssk, struct sdp_sock *child)
 {
 	lssk->syn_count--;
-	if (cancel_delayed_work(&child->syn_work))
-		__sock_put(&child->sk);	/* the caller's reference remains */
+	sdp_child_syn_stop(child);
 }
 
 /* Listener locked. */
@@ -364,7 +370,7 @@ int sdp_cm_req(struct sdp_sock *lssk, struct rdma_cm_id *id,
 		return 1;
 	}
 	rej.reason = sdp_proto_check_hello(ev->param.conn.private_data,
-				     ev->param.conn.private_data_len);
+					   ev->param.conn.private_data_len);
 	if (rej.reason) {
 		SDP_INC_STATS(sock_net(lsk), SDP_MIB_BAD_HELLO);
 		goto reject;
@@ -451,9 +457,7 @@ void sdp_passive_established(struct sdp_sock *child)
 	unsigned long defer;
 
 	lock_sock(lsk);
-	/* established: no longer subject to the SYN timeout */
-	if (cancel_delayed_work(&child->syn_work))
-		__sock_put(&child->sk);
+	sdp_child_syn_stop(child);
 	defer = sdp_listening(lssk) ? sdp_defer_period(lssk) : 0;
 	if (defer && !sdp_readable(&child->sk, 1) && child->queue == SDP_Q_SYN) {
 		set_bit(SDP_F_DEFER_ACCEPT, &child->flags);

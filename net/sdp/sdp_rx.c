@@ -5,9 +5,10 @@
  * Receive completions arrive in posting order. Each message is checked by
  * sdp_proto_check() against what the peer may send (length, sequence
  * numbers, credits, message id) before anything in it is believed; a fault
- * aborts the connection and bumps the counter that names it. Data stays in its buffer until read; the buffer is
- * reposted when empty and the freed credit is returned to the peer
- * piggy-backed on the next message, or alone when the peer needs it.
+ * aborts the connection and bumps the counter that names it. Data stays in
+ * its buffer until read; the buffer is reposted when empty and the freed
+ * credit is returned to the peer piggy-backed on the next message, or alone
+ * when the peer needs it.
  */
 #include <linux/sched/clock.h>
 #include <linux/uio.h>
