@@ -33,12 +33,26 @@ fi
 
 # Reads one program's output; prints "pass fail skip rdma fallback tcp local",
 # then one line per skip reason ("skip <reason>") and per failure
-# ("fail <name>").
+# ("fail <name> -- <where the harness saw it fail>").
 tally()
 {
 	awk '
 	BEGIN { rank["local"] = 1; rank["tcp"] = 2; rank["fallback"] = 3; rank["rdma"] = 4 }
-	/^#  RUN  / { running = $3 }
+	/^#  RUN  / { running = $3; detail = ""; nd = 0; last = ""; next }
+	# Where the harness saw a case fail (a check and the log line after
+	# it), for the summary: a CI log may keep only the end.
+	/^# [^ ]+\.[ch]:[0-9]+:/ {
+		line = substr($0, 3)
+		if (($0 ~ /:Expected / || follow) && nd < 4) {
+			detail = detail (nd++ ? " | " : "") line
+			follow = $0 ~ /:Expected /
+		} else {
+			follow = 0
+		}
+		last = line
+		next
+	}
+	{ follow = 0 }
 	/^# PROOF (rdma|fallback|tcp|local)( |$)/ {
 		if (rank[$3] > rank[cls]) cls = $3
 		next
@@ -53,7 +67,8 @@ tally()
 			if (name ~ /^# SKIP/ && running != "") why = running ": " why
 			skip++; reason[why]++
 		} else if (bad) {
-			fail++; failed[++nf] = name
+			if (detail == "") detail = last
+			fail++; failed[++nf] = name (detail == "" ? "" : " -- " detail)
 		} else if (cls == "") {
 			fail++; failed[++nf] = name " (passed, but no PROOF line says what it ran over)"
 		} else {
