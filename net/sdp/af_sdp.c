@@ -18,23 +18,13 @@
 #include <net/inet_sock.h>
 #include <net/tcp.h>
 
-#include "sdp.h"
+#include "sdp_sock.h"
+#include "sdp_conn.h"
+#include "sdp_fallback.h"
 
 int sdp_family = AF_INET_SDP;
 module_param_named(family, sdp_family, int, 0444);
 MODULE_PARM_DESC(family, "socket address family number to register (default 27, AF_INET_SDP)");
-
-unsigned int sdp_buf_size = 16384;
-module_param_named(buf_size, sdp_buf_size, uint, 0644);
-MODULE_PARM_DESC(buf_size, "bytes per receive buffer, header included (1024..131072)");
-
-unsigned int sdp_rx_bufs = 16;
-module_param_named(rx_bufs, sdp_rx_bufs, uint, 0644);
-MODULE_PARM_DESC(rx_bufs, "receive buffers per connection unless SO_RCVBUF is set (4..256)");
-
-unsigned int sdp_tx_bufs = 16;
-module_param_named(tx_bufs, sdp_tx_bufs, uint, 0644);
-MODULE_PARM_DESC(tx_bufs, "send buffers per connection unless SO_SNDBUF is set (4..256)");
 
 struct workqueue_struct *sdp_wq;
 
@@ -570,7 +560,7 @@ static int sdp_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
 	case SIOCATMARK:
 		lock_sock(sk);
 		sdp_flush(ssk);
-		answ = ssk->conn && sdp_urg_next(ssk);
+		answ = sdp_at_mark(ssk);
 		release_sock(sk);
 		break;
 	default:

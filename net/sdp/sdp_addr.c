@@ -12,7 +12,7 @@
 #include <net/ipv6.h>
 #include <net/inet_sock.h>
 
-#include "sdp.h"
+#include "sdp_sock.h"
 
 /* The native socket can still change family: nothing bound or connected. */
 bool sdp_tcp_fresh(const struct sdp_sock *ssk)

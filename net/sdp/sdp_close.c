@@ -16,7 +16,9 @@
 
 #include <linux/delay.h>
 
-#include "sdp.h"
+#include "sdp_sock.h"
+#include "sdp_conn.h"
+#include "sdp_fallback.h"
 
 /* Where DisConn takes us, or 0 if it is not ours to send. */
 static int sdp_state_after_send_shutdown(int state)
@@ -124,31 +126,6 @@ void sdp_done(struct sock *sk, int err)
 	sdp_schedule_teardown(ssk);
 }
 
-/*
- * The QP went down under us (its receives flushed, or one failed). A peer
- * that had sent DisConn was through; otherwise this is a reset.
- */
-void sdp_qp_down(struct sdp_sock *ssk, u8 status)
-{
-	struct sock *sk = &ssk->sk;
-	int err = ECONNRESET;
-
-	if (sk->sk_state == TCP_CLOSE)
-		return;
-	if (status == IB_WC_LOC_LEN_ERR) {
-		/* The peer sent more than our buffer holds. */
-		sdp_conn_error(ssk, ECONNRESET, SDP_MIB_BAD_LEN);
-		return;
-	}
-	if (status != IB_WC_WR_FLUSH_ERR)
-		SDP_INC_STATS(sock_net(sk), SDP_MIB_QP_ERROR);
-	else if (test_bit(SDP_F_RCVD_DISCONN, &ssk->flags))
-		/* Our DisConn can no longer go: writes fail as after a RST. */
-		err = sk->sk_state == TCP_CLOSE_WAIT ? EPIPE : 0;
-	set_bit(SDP_F_CM_GONE, &ssk->flags);
-	sdp_done(sk, err);
-}
-
 /* Reset the connection: Abort to the peer if it can take one, then done. */
 void sdp_abort(struct sdp_sock *ssk, int err)
 {
@@ -223,15 +200,6 @@ void sdp_destroy(struct sdp_sock *ssk)
 	sock_put(sk);
 }
 
-/* An Abort or DisConn posted and not yet sent (or completed). */
-static bool sdp_ctrl_in_flight(struct sdp_sock *ssk)
-{
-	struct sdp_conn *c = ssk->conn;
-
-	return c && c->ctrl_head != c->ctrl_tail &&
-	       !test_bit(SDP_F_CM_GONE, &ssk->flags);
-}
-
 static void sdp_teardown_work(struct work_struct *work)
 {
 	struct sdp_sock *ssk = container_of(work, struct sdp_sock, teardown_work);
@@ -247,15 +215,14 @@ static void sdp_teardown_work(struct work_struct *work)
 	 */
 	for (i = 0; i < 100; i++) {
 		lock_sock(sk);
-		busy = sdp_ctrl_in_flight(ssk);
+		busy = sdp_conn_ctrl_busy(ssk);
 		release_sock(sk);
 		if (!busy)
 			break;
 		msleep(10);
 	}
 	lock_sock(sk);
-	if (ssk->conn && !test_and_set_bit(SDP_F_CM_GONE, &ssk->flags))
-		rdma_disconnect(ssk->conn->id);
+	sdp_cm_disconnect(ssk);
 	/* Fell back: what the RDMA attempt left goes now. */
 	if (ssk->transport == SDP_TRANSPORT_TCP)
 		sdp_conn_free(ssk);
@@ -298,7 +265,7 @@ void sdp_disconnect(struct sock *sk)
 static bool sdp_unread(struct sdp_sock *ssk)
 {
 	sdp_flush(ssk);
-	return ssk->conn && ssk->conn->rx_ready_bytes;
+	return sdp_conn_unread(ssk);
 }
 
 /* close(): as tcp_close(), with DisConn for FIN and Abort for RST. */

@@ -14,7 +14,8 @@
 #include <net/ipv6.h>
 #include <rdma/ib_cm.h>
 
-#include "sdp.h"
+#include "sdp_rdma.h"
+#include "sdp_fallback.h"
 
 static int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 
@@ -460,6 +461,13 @@ int sdp_cm_listen(struct sdp_sock *ssk)
 	if (!err)
 		err = rdma_listen(id, sk->sk_max_ack_backlog);
 	return err;
+}
+
+/* Disconnect the QP, once: its work requests flush, the peer is told. */
+void sdp_cm_disconnect(struct sdp_sock *ssk)
+{
+	if (ssk->conn && !test_and_set_bit(SDP_F_CM_GONE, &ssk->flags))
+		rdma_disconnect(ssk->conn->id);
 }
 
 /* Destroy the id; never with lock_sock() held (handlers take it). */

@@ -21,7 +21,21 @@
 #include <linux/log2.h>
 #include <linux/slab.h>
 
-#include "sdp.h"
+#include "sdp_rdma.h"
+
+unsigned int sdp_buf_size = 16384;
+module_param_named(buf_size, sdp_buf_size, uint, 0644);
+MODULE_PARM_DESC(buf_size, "bytes per receive buffer, header included (1024..131072)");
+
+unsigned int sdp_rx_bufs = 16;
+module_param_named(rx_bufs, sdp_rx_bufs, uint, 0644);
+MODULE_PARM_DESC(rx_bufs, "receive buffers per connection unless SO_RCVBUF is set (4..256)");
+
+unsigned int sdp_tx_bufs = 16;
+module_param_named(tx_bufs, sdp_tx_bufs, uint, 0644);
+MODULE_PARM_DESC(tx_bufs, "send buffers per connection unless SO_SNDBUF is set (4..256)");
+
+static_assert(SDP_IBDEV_NAME_MAX == IB_DEVICE_NAME_MAX);
 
 static u32 sdp_ring_size(struct sock *sk, int buf, int lock, unsigned int def,
 			 u32 size)
@@ -317,6 +331,62 @@ void sdp_conn_free(struct sdp_sock *ssk)
 	sdp_dev_put(c->sdev);
 	kfree(c);
 	sdp_update_counts(ssk);
+}
+
+/* An Abort or DisConn posted and not yet sent (or completed). */
+bool sdp_conn_ctrl_busy(const struct sdp_sock *ssk)
+{
+	const struct sdp_conn *c = ssk->conn;
+
+	return c && c->ctrl_head != c->ctrl_tail &&
+	       !test_bit(SDP_F_CM_GONE, &ssk->flags);
+}
+
+/* Bytes received and not read yet. */
+u32 sdp_conn_unread(const struct sdp_sock *ssk)
+{
+	return ssk->conn ? ssk->conn->rx_ready_bytes : 0;
+}
+
+/* Payload bytes per message we send (TCP_MAXSEG); 0 before it is known. */
+u32 sdp_conn_mss(const struct sdp_sock *ssk)
+{
+	const struct sdp_conn *c = ssk->conn;
+
+	return c && c->started ? c->snd_size - sizeof(struct sdp_bsdh) : 0;
+}
+
+/* SDP_INFO's fields that describe the connection (zero without one). */
+void sdp_conn_info(const struct sdp_sock *ssk, struct sdp_info *info)
+{
+	const struct sdp_conn *c = ssk->conn;
+
+	if (!c)
+		return;
+	info->rcv_size = c->rcv_size;
+	info->snd_size = c->snd_size;
+	info->rx_bufs = c->rx_count;
+	info->tx_bufs = c->tx_count;
+	info->rx_bufs_held = c->rx_alloc;
+	/* every filled slot, until reaped, and the kept ones */
+	info->tx_bufs_held = c->tx_head - c->tx_tail + c->tx_kept;
+	info->tx_credits = c->started ? max(sdp_tx_credits(c), 0) : 0;
+	info->qp_num = c->qp ? c->qp->qp_num : 0;
+	info->path_mtu = c->path_mtu;
+}
+
+/* TCP_INFO's fields that map onto the connection's rings and credits. */
+void sdp_conn_tcp_info(const struct sdp_sock *ssk, struct tcp_info *ti)
+{
+	const struct sdp_conn *c = ssk->conn;
+
+	if (!c || !c->started)
+		return;
+	ti->tcpi_snd_mss = c->snd_size - sizeof(struct sdp_bsdh);
+	ti->tcpi_rcv_mss = c->rcv_size - sizeof(struct sdp_bsdh);
+	ti->tcpi_advmss = ti->tcpi_rcv_mss;
+	ti->tcpi_snd_cwnd = max(sdp_tx_credits(c), 0);
+	ti->tcpi_unacked = c->tx_post - c->tx_tail;
 }
 
 /*

@@ -8,7 +8,7 @@
  */
 #include <linux/debugfs.h>
 
-#include "sdp.h"
+#include "sdp_sock.h"
 
 u32 sdp_inject_warn;
 static struct dentry *sdp_debugfs;

@@ -11,7 +11,7 @@
 #include <linux/module.h>
 #include <linux/rwsem.h>
 
-#include "sdp.h"
+#include "sdp_rdma.h"
 
 /* Guards lookups against remove(): ib_get_client_data() still answers then. */
 static DECLARE_RWSEM(sdp_dev_rwsem);
@@ -132,6 +132,17 @@ void sdp_dev_del_conn(struct sdp_conn *c)
 	mutex_lock(&c->sdev->lock);
 	list_del_init(&c->dev_item);
 	mutex_unlock(&c->sdev->lock);
+}
+
+/* Is there an RDMA device on @dev (a policy check: no reference kept)? */
+bool sdp_dev_on_netdev(struct net_device *dev)
+{
+	struct ib_device *ibdev = ib_device_get_by_netdev(dev, RDMA_DRIVER_UNKNOWN);
+
+	if (!ibdev)
+		return false;
+	ib_device_put(ibdev);
+	return true;
 }
 
 int sdp_dev_init(void)

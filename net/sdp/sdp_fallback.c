@@ -35,7 +35,9 @@
 #include <net/request_sock.h>
 #include <net/route.h>
 
-#include "sdp.h"
+#include "sdp_sock.h"
+#include "sdp_conn.h"
+#include "sdp_fallback.h"
 
 static void sdp_ncache_key(const struct sockaddr_storage *ss, struct in6_addr *a,
 			   __be16 *port)
@@ -168,16 +170,13 @@ static bool sdp_rdma_reachable(struct net *net, const struct sockaddr_storage *d
 			       int oif)
 {
 	struct net_device *dev = sdp_egress_dev(net, dst, oif);
-	struct ib_device *ibdev;
+	bool found;
 
 	if (!dev)
 		return true;	/* rdma_cm and TCP report the missing route */
-	ibdev = ib_device_get_by_netdev(dev, RDMA_DRIVER_UNKNOWN);
+	found = sdp_dev_on_netdev(dev);
 	dev_put(dev);
-	if (!ibdev)
-		return false;
-	ib_device_put(ibdev);
-	return true;
+	return found;
 }
 
 /*

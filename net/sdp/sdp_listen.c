@@ -23,7 +23,7 @@
 #include <net/tcp.h>
 #include <rdma/ib_cm.h>
 
-#include "sdp.h"
+#include "sdp_rdma.h"
 
 static bool sdp_listening(const struct sdp_sock *lssk)
 {

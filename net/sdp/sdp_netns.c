@@ -18,7 +18,7 @@
 #include <linux/sysctl.h>
 #include <net/net_namespace.h>
 
-#include "sdp.h"
+#include "sdp_sock.h"
 
 unsigned int sdp_net_id;
 

@@ -12,7 +12,7 @@
 #include <linux/in6.h>
 #include <net/ipv6.h>
 
-#include "sdp.h"
+#include "sdp_sock.h"
 
 static bool sdp_rule_valid(const struct sdp_policy_rule *r)
 {

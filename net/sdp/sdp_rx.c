@@ -13,7 +13,8 @@
 #include <linux/sched/clock.h>
 #include <linux/uio.h>
 
-#include "sdp.h"
+#include "sdp_rdma.h"
+#include "sdp_fallback.h"
 
 int sdp_post_recv(struct sdp_conn *c, struct sdp_rx_slot *slot)
 {
@@ -91,6 +92,31 @@ static int sdp_urg_notice(struct sdp_sock *ssk)
 		err = sdp_rx_drop_byte(c);
 	WRITE_ONCE(ssk->urg_data, SDP_URG_NOTYET);
 	return err;
+}
+
+/*
+ * The QP went down under us (its receives flushed, or one failed). A peer
+ * that had sent DisConn was through; otherwise this is a reset.
+ */
+static void sdp_qp_down(struct sdp_sock *ssk, u8 status)
+{
+	struct sock *sk = &ssk->sk;
+	int err = ECONNRESET;
+
+	if (sk->sk_state == TCP_CLOSE)
+		return;
+	if (status == IB_WC_LOC_LEN_ERR) {
+		/* The peer sent more than our buffer holds. */
+		sdp_conn_error(ssk, ECONNRESET, SDP_MIB_BAD_LEN);
+		return;
+	}
+	if (status != IB_WC_WR_FLUSH_ERR)
+		SDP_INC_STATS(sock_net(sk), SDP_MIB_QP_ERROR);
+	else if (test_bit(SDP_F_RCVD_DISCONN, &ssk->flags))
+		/* Our DisConn can no longer go: writes fail as after a RST. */
+		err = sk->sk_state == TCP_CLOSE_WAIT ? EPIPE : 0;
+	set_bit(SDP_F_CM_GONE, &ssk->flags);
+	sdp_done(sk, err);
 }
 
 /* Handle one message; returns false when the connection ended. */
@@ -250,6 +276,12 @@ int sdp_inq(struct sdp_sock *ssk)
 	    (s32)(ssk->urg_seq - ssk->rcv_nxt) < 0)
 		return ssk->urg_seq - copied;
 	return ssk->conn->rx_ready_bytes;
+}
+
+/* SIOCATMARK: the next byte to read is the urgent one. */
+bool sdp_at_mark(const struct sdp_sock *ssk)
+{
+	return ssk->conn && sdp_urg_next(ssk);
 }
 
 /* recv(MSG_OOB), tcp_recv_urg(): never waits. */

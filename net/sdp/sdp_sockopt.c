@@ -12,7 +12,8 @@
 #include <linux/tcp.h>
 #include <net/tcp.h>
 
-#include "sdp.h"
+#include "sdp_sock.h"
+#include "sdp_conn.h"
 
 /* Mirror socket-level settings to the native socket. */
 void sdp_tcp_sync(struct sdp_sock *ssk)
@@ -189,8 +190,6 @@ static int sdp_put_opt(char __user *optval, int __user *optlen,
 
 static void sdp_fill_info(struct sdp_sock *ssk, struct sdp_info *info)
 {
-	const struct sdp_conn *c = ssk->conn;
-
 	memset(info, 0, sizeof(*info));
 	info->transport = ssk->transport;
 	/* A listener: whether it listens over RDMA now, or serves TCP only. */
@@ -198,18 +197,7 @@ static void sdp_fill_info(struct sdp_sock *ssk, struct sdp_info *info)
 		info->transport = READ_ONCE(ssk->id) ? SDP_TRANSPORT_RDMA : SDP_TRANSPORT_TCP;
 	info->fallback_reason = ssk->fb_reason;
 	info->state = ssk->sk.sk_state;
-	if (c) {
-		info->rcv_size = c->rcv_size;
-		info->snd_size = c->snd_size;
-		info->rx_bufs = c->rx_count;
-		info->tx_bufs = c->tx_count;
-		info->rx_bufs_held = c->rx_alloc;
-		/* every filled slot, until reaped, and the kept ones */
-		info->tx_bufs_held = c->tx_head - c->tx_tail + c->tx_kept;
-		info->tx_credits = c->started ? max(sdp_tx_credits(c), 0) : 0;
-		info->qp_num = c->qp ? c->qp->qp_num : 0;
-		info->path_mtu = c->path_mtu;
-	}
+	sdp_conn_info(ssk, info);
 	info->tx_bytes = ssk->stats.tx_bytes;
 	info->rx_bytes = ssk->stats.rx_bytes;
 	info->tx_msgs = ssk->stats.tx_msgs;
@@ -221,17 +209,9 @@ static void sdp_fill_info(struct sdp_sock *ssk, struct sdp_info *info)
 /* TCP_INFO for a connection over RDMA: what maps onto SDP. */
 static void sdp_fill_tcp_info(struct sdp_sock *ssk, struct tcp_info *ti)
 {
-	const struct sdp_conn *c = ssk->conn;
-
 	memset(ti, 0, sizeof(*ti));
 	ti->tcpi_state = ssk->sk.sk_state;
-	if (c && c->started) {
-		ti->tcpi_snd_mss = c->snd_size - sizeof(struct sdp_bsdh);
-		ti->tcpi_rcv_mss = c->rcv_size - sizeof(struct sdp_bsdh);
-		ti->tcpi_advmss = ti->tcpi_rcv_mss;
-		ti->tcpi_snd_cwnd = max(sdp_tx_credits(c), 0);
-		ti->tcpi_unacked = c->tx_post - c->tx_tail;
-	}
+	sdp_conn_tcp_info(ssk, ti);
 	ti->tcpi_bytes_acked = ssk->stats.tx_bytes;
 	ti->tcpi_bytes_sent = ssk->stats.tx_bytes;
 	ti->tcpi_bytes_received = ssk->stats.rx_bytes;
@@ -289,8 +269,7 @@ int sdp_getsockopt(struct socket *sock, int level, int optname,
 		sdp_fill_tcp_info(ssk, &u.tcp);
 		size = sizeof(u.tcp);
 	} else if (level == SOL_TCP && optname == TCP_MAXSEG &&
-		   ssk->conn && ssk->conn->started) {
-		u.val = ssk->conn->snd_size - sizeof(struct sdp_bsdh);
+		   (u.val = sdp_conn_mss(ssk))) {
 		size = sizeof(u.val);
 	} else {
 		/* Under our lock: the native socket may be replaced meanwhile. */

@@ -9,7 +9,7 @@
 #include <linux/seq_file.h>
 #include <net/net_namespace.h>
 
-#include "sdp.h"
+#include "sdp_sock.h"
 
 static const char * const sdp_mib_names[SDP_MIB_MAX] = {
 	[SDP_MIB_ACTIVE_OPENS]		= "ActiveOpens",

@@ -18,7 +18,8 @@
 #include <linux/uio.h>
 #include <net/tcp.h>
 
-#include "sdp.h"
+#include "sdp_rdma.h"
+#include "sdp_fallback.h"
 
 #define SDP_HDR	sizeof(struct sdp_bsdh)
 

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Sockets Direct Protocol: per network namespace state (net.sdp.*). */
+#ifndef _NET_SDP_NETNS_H
+#define _NET_SDP_NETNS_H
+
+#include <linux/in6.h>
+#include <linux/spinlock.h>
+#include <net/netns/generic.h>
+
+struct sdp_mib;
+struct ctl_table_header;
+
+/* Default net.sdp.recv_poll_us. */
+#define SDP_RECV_POLL_US	500
+/*
+ * Default net.sdp.syn_timeout_ms: an accepted connection whose client never
+ * completes it (no RTU) is dropped then, as TCP's SYN-ACK retries end; a
+ * real client completes in a round trip.
+ */
+#define SDP_SYN_TIMEOUT_MS	10000
+
+/* A destination that recently failed over RDMA (IPv4 as v4-mapped). */
+struct sdp_ncache_entry {
+	struct in6_addr	addr;
+	__be16		port;
+	u8		reason;
+	unsigned long	expires;
+};
+
+#define SDP_NCACHE_SIZE	256
+
+/* Per network namespace: counters, sysctls (net.sdp.*), negative cache. */
+struct sdp_net {
+	struct sdp_mib __percpu	*mib;
+	struct ctl_table_header	*sysctl;
+	int			enabled;		/* 0: every socket uses TCP */
+	int			rdma_only;		/* 1: never fall back */
+	int			connect_timeout_ms;	/* RDMA's first attempt */
+	int			ncache_ttl;		/* seconds; 0 disables */
+	int			recv_poll_us;		/* spin before sleeping */
+	int			syn_timeout_ms;		/* a child's time to establish */
+	spinlock_t		ncache_lock;
+	struct sdp_ncache_entry	ncache[SDP_NCACHE_SIZE];
+};
+
+extern unsigned int sdp_net_id;
+
+static inline struct sdp_net *sdp_net(const struct net *net)
+{
+	return net_generic(net, sdp_net_id);
+}
+
+int sdp_netns_init(void);
+void sdp_netns_exit(void);
+
+#endif /* _NET_SDP_NETNS_H */

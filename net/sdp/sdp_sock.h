@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Sockets Direct Protocol: the socket. struct sdp_sock and the socket
+ * layer (proto_ops, addresses, options, close, listen queues, policy). No
+ * RDMA type is known here: the connection under a socket is reached
+ * through sdp_conn.h.
+ */
+#ifndef _NET_SDP_SOCK_H
+#define _NET_SDP_SOCK_H
+
+#include <linux/net.h>
+#include <linux/workqueue.h>
+#include <net/sock.h>
+#include <net/tcp_states.h>
+#include <linux/sdp.h>
+
+#include "sdp_compat.h"
+#include "sdp_netns.h"
+#include "sdp_stats.h"
+#include "sdp_wire.h"
+
+struct rdma_cm_id;
+struct sdp_conn;
+struct sdp_policy;
+
+/*
+ * Locking.
+ *
+ * - lock_sock() serialises process context (syscalls, rdma_cm handlers,
+ *   work items).
+ * - Completion handlers (softirq) and timers take the socket spinlock. They
+ *   run sdp_process() when no process owns the socket, and otherwise set
+ *   SDP_F_DEFERRED so that release_sock() runs it (sdp_release_cb). Slot
+ *   "done" flags are written only under the spinlock.
+ * - rdma_cm handlers hold the id's handler mutex and then take lock_sock():
+ *   nothing may wait for a handler (rdma_destroy_id, rdma_connect,
+ *   rdma_lock_handler) while holding lock_sock().
+ * - ssk->id has one owner: whoever takes it with xchg() destroys it.
+ */
+
+extern int sdp_family;
+
+/* IB_DEVICE_NAME_MAX (sdp_conn.c checks it) */
+#define SDP_IBDEV_NAME_MAX	64
+
+/* sdp_sock.flags */
+enum {
+	SDP_F_DEFERRED,		/* completions or timer work wait for release_cb */
+	SDP_F_PUSH,		/* send partial data now (cork timer fired) */
+	SDP_F_MORE,		/* the last sendmsg() said MSG_MORE */
+	SDP_F_SEND_DISCONN,	/* DisConn once the data before it is posted */
+	SDP_F_RCVD_DISCONN,	/* the peer's DisConn arrived */
+	SDP_F_FIN_TIMEOUT,	/* an orphan lingered too long */
+	SDP_F_KEEPALIVE,	/* the keepalive timer fired */
+	SDP_F_TX_TIMEOUT,	/* the send progress timer fired */
+	SDP_F_CM_GONE,		/* the QP was disconnected (by us or the peer) */
+	SDP_F_DESTROYED,	/* sdp_destroy() ran */
+	SDP_F_STOPPING,		/* a listener is dropping its children */
+	SDP_F_SWITCHING,	/* becoming the native socket (sdp_fb_start) */
+	SDP_F_DEFER_ACCEPT,	/* established child waits for data (TCP_DEFER_ACCEPT) */
+};
+
+/* Which of its listener's queues a child is on (sdp_sock.queue). */
+enum {
+	SDP_Q_NONE,
+	SDP_Q_SYN,	/* accepted over RDMA, not established yet */
+	SDP_Q_ACCEPT,	/* established, waiting for accept() */
+};
+
+struct sdp_sock {
+	struct sock		sk;	/* must be first */
+
+	/*
+	 * The native TCP socket behind this one: it holds the port in the
+	 * TCP port space (bind is done on it first), validates and keeps the
+	 * SOL_TCP/SOL_IP/SOL_IPV6 options, and its family is the family of the
+	 * addresses this socket speaks.
+	 */
+	struct socket		*tcp;
+
+	struct rdma_cm_id	*id;
+	struct sdp_conn		*conn;
+	unsigned long		flags;
+
+	/* listener */
+	struct list_head	syn_q;		/* accepted over RDMA, not established */
+	struct list_head	accept_q;	/* established, waiting for accept() */
+	struct list_head	listen_item;	/* on sdp_listeners: may listen over RDMA */
+	u32			rearm_gen;	/* the last re-arm pass that saw it */
+	u32			syn_count;	/* children on syn_q */
+
+	/* child of a listener (holds a reference on it for life) */
+	struct sdp_sock		*parent;
+	struct list_head	child;
+	int			queue;		/* SDP_Q_* */
+	struct sdp_hh		peer_hh;	/* the Hello it came with */
+	struct delayed_work	accept_work;	/* TCP_DEFER_ACCEPT: data came or time is up */
+	struct delayed_work	syn_work;	/* not established in time: dropped */
+
+	/* connection */
+	u32			transport;	/* enum sdp_transport */
+	u32			fb_reason;	/* enum sdp_fallback_reason */
+	int			fb_err;		/* native error mirrored in sk_err */
+	struct sockaddr_storage	fb_addr;	/* connect()'s address, for TCP */
+	int			fb_addrlen;
+	struct timer_list	conn_timer;	/* bounds the RDMA attempt */
+	struct work_struct	fb_work;
+	struct delayed_work	retry_work;	/* after a busy listener's refusal */
+	u8			syn_retries;
+	struct sdp_policy	*policy;	/* SDP_POLICY, or NULL: SDP always */
+	bool			family_fixed;	/* SDP_FAMILY was set */
+	void			(*tcp_error_report)(struct sock *sk);
+	struct sockaddr_storage	saddr;		/* as rdma_cm saw them */
+	struct sockaddr_storage	daddr;
+	struct work_struct	teardown_work;
+	struct timer_list	cork_timer;
+	struct timer_list	fin_timer;
+	struct timer_list	ka_timer;
+	unsigned long		rx_stamp;	/* jiffies of the last message in */
+	struct timer_list	tx_timer;	/* bounds a send's progress */
+	unsigned long		tx_stamp;	/* since when it waits, or progressed */
+	bool			tx_waiting;
+	char			ibdev[SDP_IBDEV_NAME_MAX];
+
+	/* cached SOL_TCP options (the values live in the native socket) */
+	bool			nodelay;
+	bool			cork;
+	u32			notsent_lowat;
+	u32			user_timeout;	/* TCP_USER_TIMEOUT, ms */
+
+	/* TCP_INFO's RTT: from post to completion of our sends, in us */
+	u32			srtt_us;
+	u32			rttvar_us;
+	u32			min_rtt_us;
+
+	/*
+	 * Urgent data (TCP's urg_data, urg_seq): the last byte of a message
+	 * flagged SDP_OOB_PRES. Stream positions count payload bytes since
+	 * the connection started; the byte read stays in the stream.
+	 */
+	u32			rcv_nxt;	/* bytes received */
+	u32			urg_seq;	/* where the urgent byte is */
+	u16			urg_data;	/* SDP_URG_*, and the byte when valid */
+
+	/* read without the socket lock (poll, ioctl): kept by sdp_update_counts */
+	u32			rx_avail;	/* bytes readable */
+	bool			rx_mark;	/* the next is the urgent byte */
+	u32			tx_free_slots;	/* send buffers free */
+	u32			tx_unsent;	/* bytes not yet posted */
+	u32			tx_unacked;	/* bytes not yet completed */
+
+	struct sdp_stats_sock	stats;
+};
+
+/* sdp_sock.urg_data, as TCP's */
+#define SDP_URG_VALID	0x0100	/* the byte is in the low 8 bits */
+#define SDP_URG_NOTYET	0x0200	/* announced (SDP_OOB_PEND), not arrived */
+#define SDP_URG_READ	0x0400	/* read with MSG_OOB */
+
+static inline struct sdp_sock *sdp_sk(const struct sock *sk)
+{
+	return container_of(sk, struct sdp_sock, sk);
+}
+
+/* A connection that carries data: established or half closed. */
+static inline bool sdp_can_send_state(const struct sock *sk)
+{
+	return (1 << sk->sk_state) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT);
+}
+
+/* Fell back: every call goes to the native TCP socket. */
+static inline bool sdp_fb(const struct sdp_sock *ssk)
+{
+	return READ_ONCE(ssk->transport) == SDP_TRANSPORT_TCP;
+}
+
+/* sdp_policy.c */
+int sdp_policy_set(struct sdp_sock *ssk, sockptr_t optval, unsigned int optlen);
+int sdp_policy_get(struct sdp_sock *ssk, char __user *optval, int __user *optlen);
+bool sdp_policy_tcp(const struct sdp_sock *ssk, const struct sockaddr_storage *ss,
+		    unsigned int role);
+
+/* af_sdp.c */
+extern struct proto sdp_proto;
+extern struct proto_ops sdp_proto_ops;
+extern struct workqueue_struct *sdp_wq;
+struct sdp_sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern);
+int sdp_tcp_create(struct sdp_sock *ssk, int family, struct socket *opts_from);
+int sdp_inherit(struct sdp_sock *child, struct sdp_sock *parent);
+void sdp_inherit_sk(struct sdp_sock *child, struct sdp_sock *parent);
+void sdp_set_state(struct sock *sk, int state);
+void sdp_rdma_reset(struct sdp_sock *ssk);
+
+/* sdp_addr.c */
+bool sdp_tcp_fresh(const struct sdp_sock *ssk);
+int sdp_addr_from_user(struct sdp_sock *ssk, struct sockaddr *uaddr, int len,
+		       struct sockaddr_storage *out, bool for_connect);
+int sdp_addr_to_user(struct sdp_sock *ssk, const struct sockaddr_storage *addr,
+		     struct sockaddr *uaddr);
+void sdp_addr_unmap(struct sockaddr_storage *addr);
+
+/* sdp_listen.c */
+struct sdp_sock *sdp_accept_dequeue(struct sdp_sock *lssk);
+void sdp_listen_init(struct sdp_sock *ssk);
+void sdp_child_drop(struct sdp_sock *child, int err);
+void sdp_listen_stop(struct sdp_sock *lssk);
+void sdp_listener_add(struct sdp_sock *lssk);
+bool sdp_reuseport_held(const struct sdp_sock *lssk, int err);
+void sdp_listeners_rearm(void);
+void sdp_listen_exit(void);
+
+/* sdp_close.c */
+void sdp_teardown_init(struct sdp_sock *ssk);
+void sdp_schedule_teardown(struct sdp_sock *ssk);
+void sdp_destroy(struct sdp_sock *ssk);
+void sdp_close(struct sock *sk, long timeout);
+void sdp_disconnect(struct sock *sk);
+void sdp_shutdown_send(struct sock *sk);
+void sdp_done(struct sock *sk, int err);
+void sdp_abort(struct sdp_sock *ssk, int err);
+void sdp_conn_error(struct sdp_sock *ssk, int err, int mib);
+void sdp_fin_timer(struct timer_list *t);
+void sdp_peer_disconn(struct sdp_sock *ssk);
+void sdp_disconn_sent(struct sdp_sock *ssk);
+
+/* sdp_sockopt.c */
+int sdp_setsockopt(struct socket *sock, int level, int optname,
+		   sockptr_t optval, unsigned int optlen);
+int sdp_getsockopt(struct socket *sock, int level, int optname,
+		   char __user *optval, int __user *optlen);
+void sdp_tcp_sync(struct sdp_sock *ssk);
+void sdp_tcp_copy_opts(struct socket *to, struct socket *from);
+void sdp_tcp_refresh(struct sdp_sock *ssk);
+
+/* sdp_debug.c */
+extern u32 sdp_inject_warn;
+void sdp_debug_init(void);
+void sdp_debug_exit(void);
+
+#endif /* _NET_SDP_SOCK_H */
