@@ -186,7 +186,7 @@ static int sdp_cm_route_resolved(struct sdp_sock *ssk, struct rdma_cm_id *id)
 	struct sdp_hh hh;
 	int err;
 
-	err = sdp_conn_create(ssk, id, sdp_buf_size);
+	err = sdp_conn_create(ssk, id, U32_MAX);
 	if (err)
 		return err;
 	c = ssk->conn;

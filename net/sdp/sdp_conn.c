@@ -23,18 +23,6 @@
 
 #include "sdp_rdma.h"
 
-unsigned int sdp_buf_size = 16384;
-module_param_named(buf_size, sdp_buf_size, uint, 0644);
-MODULE_PARM_DESC(buf_size, "bytes per receive buffer, header included (1024..131072)");
-
-unsigned int sdp_rx_bufs = 16;
-module_param_named(rx_bufs, sdp_rx_bufs, uint, 0644);
-MODULE_PARM_DESC(rx_bufs, "receive buffers per connection unless SO_RCVBUF is set (4..256)");
-
-unsigned int sdp_tx_bufs = 16;
-module_param_named(tx_bufs, sdp_tx_bufs, uint, 0644);
-MODULE_PARM_DESC(tx_bufs, "send buffers per connection unless SO_SNDBUF is set (4..256)");
-
 static_assert(SDP_IBDEV_NAME_MAX == IB_DEVICE_NAME_MAX);
 
 static u32 sdp_ring_size(struct sock *sk, int buf, int lock, unsigned int def,
@@ -190,13 +178,15 @@ static int sdp_ctrl_ring_alloc(struct sdp_conn *c)
 }
 
 /*
- * Create the QP, CQ and receive ring (buffers of about @rcv_size bytes) on
- * @id's device and post the first receive buffers; the send side waits for
- * the peer's receive size (sdp_conn_start).
+ * Create the QP, CQ and receive ring on @id's device and post the first
+ * receive buffers; the send side waits for the peer's receive size
+ * (sdp_conn_start). Receive buffers are net.sdp.buf_size bytes, or the
+ * @rcv_max a peer's Hello wishes for if smaller: never larger.
  */
-int sdp_conn_create(struct sdp_sock *ssk, struct rdma_cm_id *id, u32 rcv_size)
+int sdp_conn_create(struct sdp_sock *ssk, struct rdma_cm_id *id, u32 rcv_max)
 {
 	struct sock *sk = &ssk->sk;
+	struct sdp_net *sn = sdp_net(sock_net(sk));
 	struct ib_qp_init_attr attr = {};
 	struct sdp_conn *c;
 	int err;
@@ -217,16 +207,17 @@ int sdp_conn_create(struct sdp_sock *ssk, struct rdma_cm_id *id, u32 rcv_size)
 		return -ENODEV;
 	}
 	c->lkey = c->sdev->pd->local_dma_lkey;
-	c->rcv_size = clamp_t(u32, rcv_size, SDP_MIN_BUF_SIZE, SDP_MAX_BUF_SIZE);
+	c->rcv_size = clamp_t(u32, min_t(u32, rcv_max, READ_ONCE(sn->buf_size)),
+			      SDP_MIN_BUF_SIZE, SDP_MAX_BUF_SIZE);
 	c->rx_count = sdp_ring_size(sk, sk->sk_rcvbuf, SOCK_RCVBUF_LOCK,
-				    sdp_rx_bufs, c->rcv_size);
+				    READ_ONCE(sn->rx_bufs), c->rcv_size);
 	/*
 	 * The peer's message size is not known yet: count in ours. A power of
 	 * two, as the ring's u32 positions index it modulo its size, also
 	 * across their wrap.
 	 */
 	c->tx_count = rounddown_pow_of_two(sdp_ring_size(sk, sk->sk_sndbuf, SOCK_SNDBUF_LOCK,
-							 sdp_tx_bufs, c->rcv_size));
+							 READ_ONCE(sn->tx_bufs), c->rcv_size));
 
 	c->cq = ib_alloc_cq_any(id->device, ssk,
 				c->rx_count + c->tx_count + SDP_CTRL_SLOTS + 2,

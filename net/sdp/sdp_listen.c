@@ -323,8 +323,7 @@ static int sdp_passive_accept(struct sdp_sock *child)
 	if (child->sk.sk_state != TCP_SYN_RECV)
 		goto out;
 	/* our memory: the peer may wish for smaller buffers, not larger */
-	err = sdp_conn_create(child, id, min(be32_to_cpu(hh->desremrcvsz),
-					     READ_ONCE(sdp_buf_size)));
+	err = sdp_conn_create(child, id, be32_to_cpu(hh->desremrcvsz));
 	if (err)
 		goto out;
 	c = child->conn;

@@ -13,12 +13,16 @@
  *                         it sleeps (SO_BUSY_POLL overrides it per socket)
  *     syn_timeout_ms      how long an accepted RDMA connection may take to
  *                         be established before it is dropped
+ *     buf_size            bytes per receive buffer, header included
+ *     rx_bufs, tx_bufs    receive and send buffers per connection, unless
+ *                         SO_RCVBUF or SO_SNDBUF is set
  * - The negative cache itself (sdp_fallback.c).
  */
 #include <linux/sysctl.h>
 #include <net/net_namespace.h>
 
 #include "sdp_sock.h"
+#include "sdp_proto.h"
 
 unsigned int sdp_net_id;
 
@@ -27,6 +31,10 @@ static int sdp_one = 1;
 static int sdp_ms_max = 600 * 1000;
 static int sdp_ttl_max = 24 * 3600;
 static int sdp_poll_max = USEC_PER_SEC;
+static int sdp_buf_min = SDP_MIN_BUF_SIZE;
+static int sdp_buf_max = SDP_MAX_BUF_SIZE;
+static int sdp_bufs_min = SDP_MIN_BUFS;
+static int sdp_bufs_max = SDP_MAX_BUFS;
 
 /* A template: each namespace gets a copy pointing at its own values. */
 static struct ctl_table sdp_sysctl_table[] = {
@@ -78,6 +86,30 @@ static struct ctl_table sdp_sysctl_table[] = {
 		.extra1		= &sdp_one,
 		.extra2		= &sdp_ms_max,
 	},
+	{
+		.procname	= "buf_size",
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= &sdp_buf_min,
+		.extra2		= &sdp_buf_max,
+	},
+	{
+		.procname	= "rx_bufs",
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= &sdp_bufs_min,
+		.extra2		= &sdp_bufs_max,
+	},
+	{
+		.procname	= "tx_bufs",
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= &sdp_bufs_min,
+		.extra2		= &sdp_bufs_max,
+	},
 	{ }	/* the end, for 6.1 (sdp_register_net_sysctl) */
 };
 
@@ -94,6 +126,9 @@ static int sdp_sysctl_init(struct net *net, struct sdp_net *sn)
 	t[3].data = &sn->ncache_ttl;
 	t[4].data = &sn->recv_poll_us;
 	t[5].data = &sn->syn_timeout_ms;
+	t[6].data = &sn->buf_size;
+	t[7].data = &sn->rx_bufs;
+	t[8].data = &sn->tx_bufs;
 	sn->sysctl = sdp_register_net_sysctl(net, "net/sdp", t,
 					     ARRAY_SIZE(sdp_sysctl_table) - 1);
 	if (!sn->sysctl) {
@@ -121,6 +156,9 @@ static __net_init int sdp_net_init(struct net *net)
 	sn->ncache_ttl = 60;
 	sn->recv_poll_us = SDP_RECV_POLL_US;
 	sn->syn_timeout_ms = SDP_SYN_TIMEOUT_MS;
+	sn->buf_size = SDP_BUF_SIZE;
+	sn->rx_bufs = SDP_BUFS;
+	sn->tx_bufs = SDP_BUFS;
 	spin_lock_init(&sn->ncache_lock);
 	err = sdp_stats_net_init(net, sn);
 	if (err)

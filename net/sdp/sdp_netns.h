@@ -10,6 +10,9 @@
 struct sdp_mib;
 struct ctl_table_header;
 
+/* Defaults of net.sdp.buf_size and net.sdp.rx_bufs, tx_bufs. */
+#define SDP_BUF_SIZE		16384
+#define SDP_BUFS		16
 /* Default net.sdp.recv_poll_us. */
 #define SDP_RECV_POLL_US	500
 /*
@@ -39,6 +42,9 @@ struct sdp_net {
 	int			ncache_ttl;		/* seconds; 0 disables */
 	int			recv_poll_us;		/* spin before sleeping */
 	int			syn_timeout_ms;		/* a child's time to establish */
+	int			buf_size;		/* bytes per receive buffer */
+	int			rx_bufs;		/* receive ring without SO_RCVBUF */
+	int			tx_bufs;		/* send ring without SO_SNDBUF */
 	spinlock_t		ncache_lock;
 	struct sdp_ncache_entry	ncache[SDP_NCACHE_SIZE];
 };

@@ -14,11 +14,6 @@
 #include "sdp_conn.h"
 #include "sdp_proto.h"
 
-/* Tunables (module parameters, read when a connection is set up). */
-extern unsigned int sdp_buf_size;
-extern unsigned int sdp_rx_bufs;
-extern unsigned int sdp_tx_bufs;
-
 #define SDP_CTRL_SLOTS		4
 /*
  * Receive buffers posted when a connection starts; the ring grows (doubling)
@@ -178,7 +173,7 @@ void sdp_passive_established(struct sdp_sock *child);
 void sdp_defer_data(struct sdp_sock *child);
 
 /* sdp_conn.c */
-int sdp_conn_create(struct sdp_sock *ssk, struct rdma_cm_id *id, u32 rcv_size);
+int sdp_conn_create(struct sdp_sock *ssk, struct rdma_cm_id *id, u32 rcv_max);
 int sdp_conn_start(struct sdp_conn *c, u32 snd_size, u16 peer_bufs);
 int sdp_rx_grow(struct sdp_conn *c, u32 n, gfp_t gfp);
 int sdp_tx_buf_get(struct sdp_conn *c, struct sdp_tx_slot *s);

@@ -8,6 +8,7 @@
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
@@ -2561,6 +2562,106 @@ TEST(sdp_sockbuf_sizes_rings)
 	/* the send ring: a power of two of them (1 MiB / 16 KiB) */
 	EXPECT_EQ(sdp_getint(a, SOL_SOCKET, SO_SNDBUF) / (int)ia.snd_size, (int)ia.tx_bufs);
 	EXPECT_LT(16, ia.tx_bufs);
+	SDP_PROVE(&pr);
+	close(a);
+	close(b);
+	close(l);
+}
+
+/* Writes @v to net.sdp.@name: 0, or -errno as the write or close saw it. */
+static int sysctl_write(const char *name, int v)
+{
+	char path[128], val[16];
+	int fd, n, err = 0;
+
+	snprintf(path, sizeof(path), "/proc/sys/net/sdp/%s", name);
+	n = snprintf(val, sizeof(val), "%d\n", v);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, n) != n)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+static const char *const ring_sysctls[] = { "buf_size", "rx_bufs", "tx_bufs" };
+
+FIXTURE(ring_sysctls)
+{
+	int saved[3];
+};
+
+FIXTURE_SETUP(ring_sysctls)
+{
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		self->saved[i] = sdp_sysctl(ring_sysctls[i]);
+		ASSERT_LT(0, self->saved[i]) TH_LOG("net.sdp.%s", ring_sysctls[i]);
+	}
+}
+
+FIXTURE_TEARDOWN(ring_sysctls)
+{
+	int i;
+
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(0, sysctl_write(ring_sysctls[i], self->saved[i]));
+}
+
+/*
+ * net.sdp.buf_size, rx_bufs and tx_bufs size the rings of the connections
+ * set up afterwards, in their own namespace only; out of range is EINVAL.
+ */
+TEST_F(ring_sysctls, size_the_rings_of_new_connections)
+{
+	struct sockaddr_storage ss;
+	struct sdp_info ia, ib;
+	struct sdp_proof pr;
+	socklen_t len;
+	int l, a, b, st;
+	pid_t pid;
+
+	EXPECT_EQ(-EINVAL, sysctl_write("buf_size", 1023));
+	EXPECT_EQ(-EINVAL, sysctl_write("buf_size", 131073));
+	EXPECT_EQ(-EINVAL, sysctl_write("rx_bufs", 3));
+	EXPECT_EQ(-EINVAL, sysctl_write("tx_bufs", 257));
+	EXPECT_EQ(self->saved[0], sdp_sysctl("buf_size"));
+	ASSERT_EQ(0, sysctl_write("buf_size", 4096));
+	ASSERT_EQ(0, sysctl_write("rx_bufs", 8));
+	ASSERT_EQ(0, sysctl_write("tx_bufs", 4));
+	/* a new namespace starts from the defaults */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(unshare(CLONE_NEWNET) ? 2 :
+		      sdp_sysctl("buf_size") == 16384 && sdp_sysctl("rx_bufs") == 16 &&
+		      sdp_sysctl("tx_bufs") == 16 ? 0 : 1);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("status %#x", st);
+	if (sdp_expected_transport() != SDP_TRANSPORT_RDMA) {
+		SDP_PROVE_LOCAL();
+		return;
+	}
+	l = socket(sdp_family(), SOCK_STREAM, 0);
+	len = sdp_addr(&ss, SDP_A, 0);
+	ASSERT_EQ(0, bind(l, (struct sockaddr *)&ss, len));
+	ASSERT_EQ(0, listen(l, 1));
+	ASSERT_EQ(0, getsockname(l, (struct sockaddr *)&ss, &len));
+	a = socket(sdp_family(), SOCK_STREAM, 0);
+	ASSERT_EQ(0, connect(a, (struct sockaddr *)&ss, len));
+	b = accept(l, NULL, NULL);
+	ASSERT_LE(0, b);
+	ASSERT_EQ(0, sdp_proof_begin(&pr, a, b));
+	ASSERT_EQ(0, sdp_info(a, &ia));
+	ASSERT_EQ(0, sdp_info(b, &ib));
+	EXPECT_EQ(4096, ia.rcv_size);
+	EXPECT_EQ(4096, ib.rcv_size);
+	EXPECT_EQ(8, ia.rx_bufs);
+	EXPECT_EQ(8, ib.rx_bufs);
+	EXPECT_EQ(4, ia.tx_bufs);
+	EXPECT_EQ(4, ib.tx_bufs);
 	SDP_PROVE(&pr);
 	close(a);
 	close(b);

@@ -618,8 +618,8 @@ TEST_F(evil_hello, malformed_hello_refused)
  */
 TEST(huge_buffer_peer_never_reading_cannot_grow_our_memory)
 {
-	long size = sdp_read_int("/sys/module/sdp/parameters", "buf_size");
-	long bufs = sdp_read_int("/sys/module/sdp/parameters", "tx_bufs");
+	long size = sdp_sysctl("buf_size");
+	long bufs = sdp_sysctl("tx_bufs");
 	struct sockaddr_storage addr;
 	unsigned long long held;
 	struct sdp_qp_state q;
