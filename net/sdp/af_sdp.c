@@ -74,7 +74,7 @@ struct sdp_sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern)
 	sdp_teardown_init(ssk);
 	timer_setup(&ssk->cork_timer, sdp_cork_timer, 0);
 	timer_setup(&ssk->fin_timer, sdp_fin_timer, 0);
-	timer_setup(&ssk->ka_timer, sdp_keepalive_timer, 0);
+	timer_setup(&sk->sk_timer, sdp_keepalive_timer, 0);
 	timer_setup(&ssk->tx_timer, sdp_tx_timer, 0);
 	sdp_fb_init(ssk);
 	return ssk;
@@ -84,9 +84,9 @@ struct sdp_sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern)
  * Create the native socket, or replace it by one of another family while
  * nothing is bound. It holds a netns reference like a user socket, since TCP
  * may keep it alive after we let it go. SOL_TCP settings come from
- * @opts_from (a listener's native socket) or from the socket it replaces.
+ * @parent (a listener), or from ours (the shadow).
  */
-int sdp_tcp_create(struct sdp_sock *ssk, int family, struct socket *opts_from)
+int sdp_tcp_create(struct sdp_sock *ssk, int family, const struct sdp_sock *parent)
 {
 	struct net *net = sock_net(&ssk->sk);
 	struct socket *tcp, *old;
@@ -102,8 +102,8 @@ int sdp_tcp_create(struct sdp_sock *ssk, int family, struct socket *opts_from)
 	old = ssk->tcp;
 	ssk->tcp = tcp;
 	sdp_tcp_sync(ssk);
-	if (opts_from || old)
-		sdp_tcp_copy_opts(tcp, opts_from ? : old);
+	if (parent)
+		sdp_tcp_inherit(ssk, parent);
 	if (old) {
 		sdp_fb_detach(ssk, old);
 		sock_release(old);
@@ -139,7 +139,7 @@ void sdp_inherit_sk(struct sdp_sock *child, struct sdp_sock *parent)
 int sdp_inherit(struct sdp_sock *child, struct sdp_sock *parent)
 {
 	sdp_inherit_sk(child, parent);
-	return sdp_tcp_create(child, parent->tcp->sk->sk_family, parent->tcp);
+	return sdp_tcp_create(child, parent->tcp->sk->sk_family, parent);
 }
 
 static int sdp_release(struct socket *sock)

@@ -429,6 +429,9 @@ void sdp_release_cb(struct sock *sk)
 {
 	struct sdp_sock *ssk = sdp_sk(sk);
 
+	/* what a kernel user's tcp_sock_set_*() wrote into the shadow */
+	sdp_opts_apply(ssk);
+
 	if (test_and_clear_bit(SDP_F_DEFERRED, &ssk->flags))
 		sdp_process(ssk);
 }

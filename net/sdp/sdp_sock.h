@@ -10,6 +10,7 @@
 
 #include <linux/net.h>
 #include <linux/workqueue.h>
+#include <linux/tcp.h>
 #include <net/sock.h>
 #include <net/tcp_states.h>
 #include <linux/sdp.h>
@@ -68,7 +69,16 @@ enum {
 };
 
 struct sdp_sock {
-	struct sock		sk;	/* must be first */
+	/*
+	 * Kernel users set TCP options with tcp_sock_set_*() on sock->sk,
+	 * which write into it as a struct tcp_sock: ours is one (the shadow),
+	 * never used as TCP's, so those writes land in memory we own and read
+	 * back (sdp_opts_apply()); the same holds for inet_sk() and inet_csk().
+	 */
+	union {
+		struct sock	sk;	/* must be first */
+		struct tcp_sock	shadow;
+	};
 
 	/*
 	 * The native TCP socket behind this one: it holds the port in the
@@ -114,15 +124,18 @@ struct sdp_sock {
 	struct sockaddr_storage	daddr;
 	struct work_struct	teardown_work;
 	struct timer_list	cork_timer;
-	struct timer_list	fin_timer;
-	struct timer_list	ka_timer;
+	struct timer_list	fin_timer;	/* keepalive: sk.sk_timer, as TCP's */
 	unsigned long		rx_stamp;	/* jiffies of the last message in */
 	struct timer_list	tx_timer;	/* bounds a send's progress */
 	unsigned long		tx_stamp;	/* since when it waits, or progressed */
 	bool			tx_waiting;
 	char			ibdev[SDP_IBDEV_NAME_MAX];
 
-	/* cached SOL_TCP options (the values live in the native socket) */
+	/*
+	 * SOL_TCP options as the data path applies them: from the shadow,
+	 * which setsockopt() refreshes from the native socket and kernel
+	 * users' tcp_sock_set_*() write directly.
+	 */
 	bool			nodelay;
 	bool			cork;
 	u32			notsent_lowat;
@@ -185,7 +198,7 @@ extern struct proto sdp_proto;
 extern struct proto_ops sdp_proto_ops;
 extern struct workqueue_struct *sdp_wq;
 struct sdp_sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern);
-int sdp_tcp_create(struct sdp_sock *ssk, int family, struct socket *opts_from);
+int sdp_tcp_create(struct sdp_sock *ssk, int family, const struct sdp_sock *parent);
 int sdp_inherit(struct sdp_sock *child, struct sdp_sock *parent);
 void sdp_inherit_sk(struct sdp_sock *child, struct sdp_sock *parent);
 void sdp_set_state(struct sock *sk, int state);
@@ -229,7 +242,8 @@ int sdp_setsockopt(struct socket *sock, int level, int optname,
 int sdp_getsockopt(struct socket *sock, int level, int optname,
 		   char __user *optval, int __user *optlen);
 void sdp_tcp_sync(struct sdp_sock *ssk);
-void sdp_tcp_copy_opts(struct socket *to, struct socket *from);
+void sdp_tcp_inherit(struct sdp_sock *child, const struct sdp_sock *parent);
+void sdp_opts_apply(struct sdp_sock *ssk);
 void sdp_tcp_refresh(struct sdp_sock *ssk);
 
 /* sdp_debug.c */

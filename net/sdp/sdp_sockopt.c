@@ -6,8 +6,11 @@
  * are mirrored to the native socket by sdp_tcp_sync() where they matter:
  * before bind(), listen() and connect(), and in children. SOL_TCP, SOL_IP and
  * SOL_IPV6 options are the native socket's: it validates them with TCP's own
- * rules and keeps their values, and we cache what the data path needs
- * (TCP_NODELAY, TCP_CORK, TCP_NOTSENT_LOWAT). SOL_SDP is ours.
+ * rules and keeps their values. Those the data path or a fallback needs
+ * (TCP_NODELAY, TCP_CORK, keepalive, TCP_USER_TIMEOUT ...) are also kept in
+ * our socket's tcp_sock shadow, where kernel users' tcp_sock_set_*() write
+ * them: the shadow is the newest, and goes back to the native socket before
+ * each SOL_TCP setsockopt() and with sdp_tcp_sync(). SOL_SDP is ours.
  */
 #include <linux/tcp.h>
 #include <net/tcp.h>
@@ -15,7 +18,32 @@
 #include "sdp_sock.h"
 #include "sdp_conn.h"
 
-/* Mirror socket-level settings to the native socket. */
+#define SDP_NAGLE_BITS	(TCP_NAGLE_OFF | TCP_NAGLE_CORK)
+
+/*
+ * The SOL_TCP settings the data path or a fallback uses, from @from to @to:
+ * a native socket and the shadow of one of ours, either way, @to locked by
+ * its owner. A native socket is not connected yet, or carries the
+ * connection since a fallback: TCP applies a new value from its next send.
+ */
+static void sdp_tcp_copy(struct sock *to, const struct sock *from)
+{
+	const struct tcp_sock *f = tcp_sk(from);
+	struct tcp_sock *t = tcp_sk(to);
+
+	t->nonagle = (t->nonagle & ~SDP_NAGLE_BITS) | (f->nonagle & SDP_NAGLE_BITS);
+	WRITE_ONCE(t->keepalive_time, READ_ONCE(f->keepalive_time));
+	WRITE_ONCE(t->keepalive_intvl, READ_ONCE(f->keepalive_intvl));
+	WRITE_ONCE(t->keepalive_probes, READ_ONCE(f->keepalive_probes));
+	WRITE_ONCE(inet_csk(to)->icsk_user_timeout,
+		   READ_ONCE(inet_csk(from)->icsk_user_timeout));
+	WRITE_ONCE(inet_csk(to)->icsk_syn_retries,
+		   READ_ONCE(inet_csk(from)->icsk_syn_retries));
+	t->rx_opt.user_mss = f->rx_opt.user_mss;
+	WRITE_ONCE(t->notsent_lowat, READ_ONCE(f->notsent_lowat));
+}
+
+/* Mirror socket-level settings and the shadow's SOL_TCP ones to the native socket. */
 void sdp_tcp_sync(struct sdp_sock *ssk)
 {
 	struct sock *sk = &ssk->sk, *t = ssk->tcp->sk;
@@ -47,51 +75,57 @@ void sdp_tcp_sync(struct sdp_sock *ssk)
 			t->sk_prot->keepalive(t, keepalive);
 		sock_valbool_flag(t, SOCK_KEEPOPEN, keepalive);
 	}
+	/* the shadow holds the newest SOL_TCP settings (sdp_opts_apply()) */
+	sdp_tcp_copy(t, &ssk->sk);
 	release_sock(t);
 }
 
-/* Copy SOL_TCP settings between native sockets (family change, children). */
-void sdp_tcp_copy_opts(struct socket *to, struct socket *from)
+/* A listener's SOL_TCP settings to a child's native socket. */
+void sdp_tcp_inherit(struct sdp_sock *child, const struct sdp_sock *parent)
 {
-	const struct tcp_sock *f = tcp_sk(from->sk);
-	struct sock *t = to->sk;
+	struct sock *t = child->tcp->sk;
 
-	if (f->nonagle & TCP_NAGLE_OFF)
-		tcp_sock_set_nodelay(t);
-	if (f->nonagle & TCP_NAGLE_CORK)
-		tcp_sock_set_cork(t, true);
-	if (f->keepalive_time)
-		tcp_sock_set_keepidle(t, f->keepalive_time / HZ);
-	if (f->keepalive_intvl)
-		tcp_sock_set_keepintvl(t, f->keepalive_intvl / HZ);
-	if (f->keepalive_probes)
-		tcp_sock_set_keepcnt(t, f->keepalive_probes);
-	if (inet_csk(from->sk)->icsk_user_timeout)
-		tcp_sock_set_user_timeout(t, inet_csk(from->sk)->icsk_user_timeout);
 	lock_sock(t);
-	tcp_sk(t)->rx_opt.user_mss = f->rx_opt.user_mss;
-	tcp_sk(t)->notsent_lowat = f->notsent_lowat;
+	sdp_tcp_copy(t, &parent->sk);
 	release_sock(t);
 }
 
-/* Re-read what the data path needs from the native socket. */
-void sdp_tcp_refresh(struct sdp_sock *ssk)
+/*
+ * The shadow's SOL_TCP settings into the data path, after setsockopt() or
+ * a kernel user's tcp_sock_set_*() (from its release_sock()). As TCP's:
+ * setting TCP_NODELAY or clearing TCP_CORK sends what waits; a new
+ * TCP_USER_TIMEOUT applies to a wait in progress.
+ */
+void sdp_opts_apply(struct sdp_sock *ssk)
 {
-	const struct tcp_sock *tp = tcp_sk(ssk->tcp->sk);
-	bool nodelay = tp->nonagle & TCP_NAGLE_OFF, cork = tp->nonagle & TCP_NAGLE_CORK;
+	u8 nonagle = ssk->shadow.nonagle;
+	bool nodelay = nonagle & TCP_NAGLE_OFF, cork = nonagle & TCP_NAGLE_CORK;
+	u32 user = READ_ONCE(ssk->shadow.inet_conn.icsk_user_timeout);
 	bool push = (nodelay && !ssk->nodelay) || (!cork && ssk->cork);
+	bool rearm = user != ssk->user_timeout;
 
+	if (nodelay == ssk->nodelay && cork == ssk->cork && !rearm)
+		return;
 	ssk->nodelay = nodelay;
 	ssk->cork = cork;
-	WRITE_ONCE(ssk->notsent_lowat, tp->notsent_lowat ? :
-		   READ_ONCE(sock_net(&ssk->sk)->ipv4.sysctl_tcp_notsent_lowat));
-	ssk->user_timeout = READ_ONCE(inet_csk(ssk->tcp->sk)->icsk_user_timeout);
-	/* Setting TCP_NODELAY or clearing TCP_CORK sends what waits, as TCP. */
+	ssk->user_timeout = user;
+	if (!ssk->conn)
+		return;
 	if (push)
 		sdp_tx_push(ssk, true);
-	/* TCP_USER_TIMEOUT may have changed: a wait in progress gets it now. */
-	if (ssk->conn)
+	if (rearm && ssk->conn)
 		sdp_tx_watch(ssk, true);
+}
+
+/* Re-read the SOL_TCP settings setsockopt() left in the native socket. */
+void sdp_tcp_refresh(struct sdp_sock *ssk)
+{
+	const struct sock *t = ssk->tcp->sk;
+
+	sdp_tcp_copy(&ssk->sk, t);
+	WRITE_ONCE(ssk->notsent_lowat, tcp_sk(t)->notsent_lowat ? :
+		   READ_ONCE(sock_net(&ssk->sk)->ipv4.sysctl_tcp_notsent_lowat));
+	sdp_opts_apply(ssk);
 }
 
 /* SDP_REUSEPORT: SO_REUSEPORT as the core sets it for inet sockets. */
@@ -165,6 +199,11 @@ int sdp_setsockopt(struct socket *sock, int level, int optname,
 			goto out;
 	}
 	tcp = ssk->tcp;
+	if (level == SOL_TCP) {
+		lock_sock(tcp->sk);
+		sdp_tcp_copy(tcp->sk, sk);
+		release_sock(tcp->sk);
+	}
 	err = tcp->ops->setsockopt(tcp, level, optname, optval, optlen);
 	if (!err && level == SOL_TCP)
 		sdp_tcp_refresh(ssk);

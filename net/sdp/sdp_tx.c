@@ -389,11 +389,11 @@ void sdp_keepalive_reset(struct sdp_sock *ssk)
 {
 	struct sock *sk = &ssk->sk;
 
-	if (sock_flag(sk, SOCK_KEEPOPEN) && sdp_can_send_state(sk) && ssk->tcp)
-		sk_reset_timer(sk, &ssk->ka_timer,
-			       jiffies + keepalive_time_when(tcp_sk(ssk->tcp->sk)));
+	if (sock_flag(sk, SOCK_KEEPOPEN) && sdp_can_send_state(sk))
+		sk_reset_timer(sk, &sk->sk_timer,
+			       jiffies + keepalive_time_when(&ssk->shadow));
 	else
-		sk_stop_timer(sk, &ssk->ka_timer);
+		sk_stop_timer(sk, &sk->sk_timer);
 }
 
 /* Engine context: the keepalive timer fired. */
@@ -404,9 +404,9 @@ void sdp_keepalive(struct sdp_sock *ssk)
 	u32 idle, when;
 
 	if (!sock_flag(&ssk->sk, SOCK_KEEPOPEN) || !sdp_can_send_state(&ssk->sk) ||
-	    !c || !c->started || !ssk->tcp)
+	    !c || !c->started)
 		return;
-	tp = tcp_sk(ssk->tcp->sk);
+	tp = &ssk->shadow;
 	idle = jiffies - ssk->rx_stamp;
 	when = keepalive_time_when(tp);
 	if (idle >= when) {
@@ -416,7 +416,7 @@ void sdp_keepalive(struct sdp_sock *ssk)
 	} else {
 		when -= idle;
 	}
-	sk_reset_timer(&ssk->sk, &ssk->ka_timer, jiffies + when);
+	sk_reset_timer(&ssk->sk, &ssk->sk.sk_timer, jiffies + when);
 }
 
 /* sk_prot->keepalive: SO_KEEPALIVE was set or cleared. */
@@ -428,7 +428,7 @@ void sdp_set_keepalive(struct sock *sk, int on)
 
 void sdp_keepalive_timer(struct timer_list *t)
 {
-	struct sdp_sock *ssk = from_timer(ssk, t, ka_timer);
+	struct sdp_sock *ssk = from_timer(ssk, t, sk.sk_timer);
 
 	sdp_timer_event(ssk, SDP_F_KEEPALIVE);
 }

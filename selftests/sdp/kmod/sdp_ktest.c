@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A kernel user of SDP for the selftests (sdp_kernel.sh), doing what a
+ * replication or storage driver does with a socket of family 27: created
+ * with sock_create_kern(), options set with the tcp_sock_set_*() and
+ * sock_set_*() helpers on sock->sk, data through kernel_sendmsg() and
+ * kernel_recvmsg(). It runs once, at load: the load fails, and the log
+ * says why, when anything is off.
+ *
+ *   insmod sdp_ktest.ko test=stream|cork|keepalive [addr=A] [family=27] [mib=N]
+ *
+ * stream     N MiB each way at once, every byte checked
+ * cork       tcp_sock_set_cork() holds a small write; uncorking sends it
+ * keepalive  keepalive set with the helpers probes an idle connection
+ *            (sdp_kernel.sh counts the probes)
+ */
+#define pr_fmt(fmt) "sdp_ktest: " fmt
+
+#include <linux/delay.h>
+#include <linux/inet.h>
+#include <linux/kthread.h>
+#include <linux/module.h>
+#include <linux/net.h>
+#include <linux/slab.h>
+#include <linux/tcp.h>
+#include <linux/vmalloc.h>
+#include <net/sock.h>
+#include <net/tcp.h>
+
+static char *test = "stream";
+module_param(test, charp, 0444);
+static char *addr = "198.18.0.1";
+module_param(addr, charp, 0444);
+static int family = 27;
+module_param(family, int, 0444);
+static unsigned int mib = 64;
+module_param(mib, uint, 0444);
+
+#define CHUNK	(64 * 1024)
+
+struct pair {
+	struct socket *l, *c, *s;
+};
+
+/* The byte at @off of the stream sent by side @who. */
+static u8 pattern(u64 off, int who)
+{
+	return (u8)(off * 31 + (off >> 12) + who * 101);
+}
+
+/*
+ * Every helper a driver may call, on our socket: each writes into it as a
+ * struct tcp_sock or a struct sock. @idle: keepalive after that many
+ * seconds, every second. Keepalive on first: on a connected socket,
+ * tcp_sock_set_keepidle() then re-arms the keepalive timer (sk_timer).
+ */
+static int set_options(struct sock *sk, int idle)
+{
+	int err;
+
+	sock_set_keepalive(sk);
+	tcp_sock_set_quickack(sk, 1);
+	tcp_sock_set_cork(sk, true);
+	tcp_sock_set_cork(sk, false);
+	tcp_sock_set_nodelay(sk);
+	tcp_sock_set_user_timeout(sk, 60 * 1000);
+	err = tcp_sock_set_syncnt(sk, 3) ?:
+	      tcp_sock_set_keepidle(sk, idle) ?:
+	      tcp_sock_set_keepintvl(sk, 1) ?:
+	      tcp_sock_set_keepcnt(sk, 5);
+	if (err)
+		return err;
+	sock_set_reuseaddr(sk);
+	sock_set_priority(sk, 0);
+	sock_set_sndtimeo(sk, 30);
+	sock_set_mark(sk, 0);
+	sk->sk_rcvtimeo = 30 * HZ;
+	sk->sk_allocation = GFP_NOIO;
+	return 0;
+}
+
+static int make_pair(struct pair *p, int idle)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	int err, len = sizeof(sin);
+
+	if (!in4_pton(addr, -1, (u8 *)&sin.sin_addr, -1, NULL))
+		return -EINVAL;
+	err = sock_create_kern(&init_net, family, SOCK_STREAM, IPPROTO_TCP, &p->l);
+	if (err)
+		return err;
+	/* (a listener's close sends nothing: only the field matters) */
+	sock_no_linger(p->l->sk);
+	err = kernel_bind(p->l, (struct sockaddr *)&sin, sizeof(sin)) ?:
+	      kernel_listen(p->l, 4) ?:
+	      kernel_getsockname(p->l, (struct sockaddr *)&sin);
+	if (err < 0)
+		return err;
+	err = sock_create_kern(&init_net, family, SOCK_STREAM, IPPROTO_TCP, &p->c);
+	if (err)
+		return err;
+	/* before connect, as a driver may; again once connected, as others do */
+	err = set_options(p->c->sk, 7200) ?:
+	      kernel_connect(p->c, (struct sockaddr *)&sin, len, 0) ?:
+	      kernel_accept(p->l, &p->s, 0) ?:
+	      set_options(p->c->sk, idle);
+	if (err)
+		return err;
+	return set_options(p->s->sk, idle);
+}
+
+static void free_pair(struct pair *p)
+{
+	if (p->s)
+		sock_release(p->s);
+	if (p->c)
+		sock_release(p->c);
+	if (p->l)
+		sock_release(p->l);
+}
+
+struct sender {
+	struct socket *sock;
+	int who;
+	int err;
+	struct completion done;
+};
+
+static int send_stream(void *arg)
+{
+	struct sender *s = arg;
+	u64 off = 0, total = (u64)mib << 20;
+	u8 *buf = vmalloc(CHUNK);
+	int i, n;
+
+	s->err = buf ? 0 : -ENOMEM;
+	while (!s->err && off < total) {
+		struct kvec iov = { .iov_base = buf, .iov_len = min_t(u64, CHUNK, total - off) };
+		struct msghdr msg = {};
+
+		for (i = 0; i < iov.iov_len; i++)
+			buf[i] = pattern(off + i, s->who);
+		n = kernel_sendmsg(s->sock, &msg, &iov, 1, iov.iov_len);
+		if (n <= 0)
+			s->err = n ?: -EPIPE;
+		else
+			off += n;
+	}
+	vfree(buf);
+	complete(&s->done);
+	return 0;
+}
+
+/* Reads side @who's whole stream from @sock, checking every byte. */
+static int recv_stream(struct socket *sock, int who)
+{
+	u64 off = 0, total = (u64)mib << 20;
+	u8 *buf = vmalloc(CHUNK);
+	int i, n, err = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	while (off < total) {
+		struct kvec iov = { .iov_base = buf, .iov_len = CHUNK };
+		struct msghdr msg = {};
+
+		n = kernel_recvmsg(sock, &msg, &iov, 1, CHUNK, 0);
+		if (n <= 0) {
+			pr_err("stream %d: recv at %llu: %d\n", who, off, n);
+			err = n ?: -EPIPE;
+			break;
+		}
+		for (i = 0; i < n; i++) {
+			if (buf[i] != pattern(off + i, who)) {
+				pr_err("stream %d: byte %llu is %#x, not %#x\n", who,
+				       off + i, buf[i], pattern(off + i, who));
+				err = -EILSEQ;
+				break;
+			}
+		}
+		if (err)
+			break;
+		off += n;
+	}
+	vfree(buf);
+	return err;
+}
+
+/* Both ways at once: a thread sends from each end, we read both. */
+static int test_stream(struct pair *p)
+{
+	struct sender tx[2] = { { .sock = p->c, .who = 0 }, { .sock = p->s, .who = 1 } };
+	int i, err;
+
+	for (i = 0; i < 2; i++) {
+		init_completion(&tx[i].done);
+		if (IS_ERR(kthread_run(send_stream, &tx[i], "sdp_ktest%d", i))) {
+			tx[i].err = -ENOMEM;
+			complete(&tx[i].done);
+		}
+	}
+	err = recv_stream(p->s, 0);
+	if (!err)
+		err = recv_stream(p->c, 1);
+	for (i = 0; i < 2; i++) {
+		/* a failed reader leaves a sender blocked: shutting down frees it */
+		if (err)
+			kernel_sock_shutdown(tx[i].sock, SHUT_RDWR);
+		wait_for_completion(&tx[i].done);
+		if (!err)
+			err = tx[i].err;
+	}
+	if (!err)
+		pr_info("stream: %u MiB each way, every byte as sent\n", mib);
+	return err;
+}
+
+/* Bytes readable on @sock now (not waiting), or a negative errno. */
+static int peek_now(struct socket *sock)
+{
+	char b[16];
+	struct kvec iov = { .iov_base = b, .iov_len = sizeof(b) };
+	struct msghdr msg = {};
+
+	return kernel_recvmsg(sock, &msg, &iov, 1, sizeof(b), MSG_DONTWAIT | MSG_PEEK);
+}
+
+/*
+ * TCP_CORK through the helper holds a small write (up to 200 ms, as TCP's);
+ * clearing it sends the write at once.
+ */
+static int test_cork(struct pair *p)
+{
+	struct kvec iov = { .iov_base = "corked", .iov_len = 6 };
+	struct msghdr msg = {};
+	int n, i;
+
+	tcp_sock_set_cork(p->c->sk, true);
+	n = kernel_sendmsg(p->c, &msg, &iov, 1, iov.iov_len);
+	if (n != 6)
+		return n < 0 ? n : -EIO;
+	msleep(20);
+	n = peek_now(p->s);
+	if (n != -EAGAIN) {
+		pr_err("cork: a corked write was sent within 20 ms (%d)\n", n);
+		return -EINVAL;
+	}
+	tcp_sock_set_cork(p->c->sk, false);
+	for (i = 0; i < 500 && (n = peek_now(p->s)) == -EAGAIN; i++)
+		usleep_range(1000, 2000);
+	if (n != 6) {
+		pr_err("cork: uncorked write not received (%d)\n", n);
+		return -EIO;
+	}
+	pr_info("cork: held while corked, sent when uncorked\n");
+	return 0;
+}
+
+/* Idle for 3.5 s with keepalive after 1 s: the probes are counted outside. */
+static int test_keepalive(struct pair *p)
+{
+	msleep(3500);
+	pr_info("keepalive: idle 3500 ms\n");
+	return 0;
+}
+
+static int __init sdp_ktest_init(void)
+{
+	struct pair p = {};
+	int err;
+
+	if (strcmp(test, "stream") && strcmp(test, "cork") && strcmp(test, "keepalive"))
+		return -EINVAL;
+	err = make_pair(&p, !strcmp(test, "keepalive") ? 1 : 7200);
+	if (err) {
+		pr_err("%s: setting up the pair: %d\n", test, err);
+		goto out;
+	}
+	if (!strcmp(test, "stream"))
+		err = test_stream(&p);
+	else if (!strcmp(test, "cork"))
+		err = test_cork(&p);
+	else
+		err = test_keepalive(&p);
+	if (!err)
+		err = kernel_sock_shutdown(p.c, SHUT_WR);
+out:
+	free_pair(&p);
+	pr_info("%s: %s (%d)\n", test, err ? "FAIL" : "PASS", err);
+	return err;
+}
+
+/* Nothing stays behind: the test ran at load. */
+static void __exit sdp_ktest_exit(void)
+{
+}
+
+module_init(sdp_ktest_init);
+module_exit(sdp_ktest_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("SDP selftest: a kernel user of AF_INET_SDP sockets");

@@ -1,0 +1,78 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# A kernel user of SDP (kmod/sdp_ktest.c, loaded once per case, the test
+# running in its init): sockets from sock_create_kern(), options set with
+# the kernel's tcp_sock_set_*() and sock_set_*() helpers on our socket,
+# which write into it as a tcp_sock (KASAN on the debug kernel checks those
+# writes), and honoured; kernel_sendmsg()/kernel_recvmsg() byte-exact both
+# ways at once, over RDMA and over the fallback.
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+ko=${SDP_KTEST_KO:-}
+[ -r "$ko" ] || { echo "# no sdp_ktest.ko (SDP_KTEST_KO; scripts/build makes it)"; exit $KSFT_SKIP; }
+MIB=32
+
+# sdp_ktest ARGS...: load it (the test runs), show its log, unload it.
+sdp_ktest()
+{
+	local mark rc
+	mark=$(sdp_kmsg_mark "sdp_ktest $*")
+	insmod "$ko" "$@"
+	rc=$?
+	grep -q '^sdp_ktest ' /proc/modules && rmmod sdp_ktest
+	dmesg | awk -v m="$mark" 'seen; index($0, m) { seen = 1 }' |
+		grep 'sdp_ktest:' | sed 's/^/#   /'
+	return $rc
+}
+
+stream_rdma()
+{
+	sdp_rdma_mark
+	sdp_ktest test=stream mib=$MIB || return 1
+	sdp_rdma_proven $((2 * MIB << 20)) 1
+}
+
+stream_fallback()
+{
+	local fb=$(sdp_stat FallbackPolicy) tx=$(sdp_stat TxBytes) rc=0
+
+	sysctl -qw net.sdp.enabled=0
+	sdp_ktest test=stream mib=$MIB || rc=1
+	sysctl -qw net.sdp.enabled=1
+	[ $rc -eq 0 ] || return 1
+	# the listener serves TCP only; the client falls back by policy
+	[ "$(sdp_stat FallbackPolicy)" -ge $((fb + 1)) ] && [ "$(sdp_stat TxBytes)" -eq "$tx" ] ||
+		{ echo "# FallbackPolicy $fb -> $(sdp_stat FallbackPolicy), TxBytes $tx -> $(sdp_stat TxBytes)"; return 1; }
+	echo "# PROOF fallback reason Policy, no byte over RDMA"
+}
+
+cork()
+{
+	sdp_rdma_mark
+	sdp_ktest test=cork || return 1
+	sdp_rdma_proven 6 1 0
+}
+
+# keepidle 1 s, keepintvl 1 s through the helpers, 3.5 s idle: probes
+# (each end's idle time restarts with the other's probe), where the
+# native socket's two hours would send none.
+keepalive()
+{
+	local probes=$(sdp_stat KeepaliveProbes) n
+
+	sdp_rdma_mark
+	sdp_ktest test=keepalive || return 1
+	n=$(($(sdp_stat KeepaliveProbes) - probes))
+	echo "# $n keepalive probes"
+	[ "$n" -ge 2 ] || return 1
+	sdp_rdma_proven 0 1 0
+}
+
+KTAP_CLASS=
+ktap_plan 4
+ktap_check "kernel stream, ${MIB} MiB each way, helpers set: byte-exact over RDMA" stream_rdma
+ktap_check "kernel stream over the fallback (net.sdp.enabled=0): byte-exact" stream_fallback
+ktap_check "tcp_sock_set_cork() holds a write, uncorking sends it" cork
+ktap_check "keepalive set with tcp_sock_set_keepidle/keepintvl probes an idle connection" keepalive
+ktap_finished
