@@ -74,7 +74,7 @@ struct sdp_sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern)
 	sdp_teardown_init(ssk);
 	timer_setup(&ssk->cork_timer, sdp_cork_timer, 0);
 	timer_setup(&ssk->fin_timer, sdp_fin_timer, 0);
-	timer_setup(&sk->sk_timer, sdp_keepalive_timer, 0);
+	timer_setup(sdp_ka_timer(ssk), sdp_keepalive_timer, 0);
 	timer_setup(&ssk->tx_timer, sdp_tx_timer, 0);
 	sdp_fb_init(ssk);
 	return ssk;

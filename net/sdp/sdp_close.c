@@ -113,7 +113,7 @@ void sdp_done(struct sock *sk, int err)
 	clear_bit(SDP_F_SEND_DISCONN, &ssk->flags);
 	sk_stop_timer(sk, &ssk->cork_timer);
 	sk_stop_timer(sk, &ssk->fin_timer);
-	sk_stop_timer(sk, &sk->sk_timer);
+	sk_stop_timer(sk, sdp_ka_timer(ssk));
 	sk_stop_timer(sk, &ssk->tx_timer);
 	ssk->tx_waiting = false;
 	sk_stop_timer(sk, &ssk->conn_timer);
@@ -165,7 +165,7 @@ void sdp_destroy(struct sdp_sock *ssk)
 	sdp_conn_free(ssk);
 	sk_stop_timer(sk, &ssk->cork_timer);
 	sk_stop_timer(sk, &ssk->fin_timer);
-	sk_stop_timer(sk, &sk->sk_timer);
+	sk_stop_timer(sk, sdp_ka_timer(ssk));
 	sk_stop_timer(sk, &ssk->tx_timer);
 	sk_stop_timer(sk, &ssk->conn_timer);
 	release_sock(sk);

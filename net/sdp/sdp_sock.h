@@ -124,7 +124,7 @@ struct sdp_sock {
 	struct sockaddr_storage	daddr;
 	struct work_struct	teardown_work;
 	struct timer_list	cork_timer;
-	struct timer_list	fin_timer;	/* keepalive: sk.sk_timer, as TCP's */
+	struct timer_list	fin_timer;	/* keepalive: sdp_ka_timer() */
 	unsigned long		rx_stamp;	/* jiffies of the last message in */
 	struct timer_list	tx_timer;	/* bounds a send's progress */
 	unsigned long		tx_stamp;	/* since when it waits, or progressed */
@@ -169,6 +169,15 @@ struct sdp_sock {
 #define SDP_URG_VALID	0x0100	/* the byte is in the low 8 bits */
 #define SDP_URG_NOTYET	0x0200	/* announced (SDP_OOB_PEND), not arrived */
 #define SDP_URG_READ	0x0400	/* read with MSG_OOB */
+
+/*
+ * The keepalive timer is TCP's, in the shadow: tcp_sock_set_keepidle()
+ * re-arms it (inet_csk_reset_keepalive_timer()).
+ */
+static inline struct timer_list *sdp_ka_timer(struct sdp_sock *ssk)
+{
+	return &ssk->shadow.inet_conn.icsk_keepalive_timer;
+}
 
 static inline struct sdp_sock *sdp_sk(const struct sock *sk)
 {

@@ -390,10 +390,10 @@ void sdp_keepalive_reset(struct sdp_sock *ssk)
 	struct sock *sk = &ssk->sk;
 
 	if (sock_flag(sk, SOCK_KEEPOPEN) && sdp_can_send_state(sk))
-		sk_reset_timer(sk, &sk->sk_timer,
+		sk_reset_timer(sk, sdp_ka_timer(ssk),
 			       jiffies + keepalive_time_when(&ssk->shadow));
 	else
-		sk_stop_timer(sk, &sk->sk_timer);
+		sk_stop_timer(sk, sdp_ka_timer(ssk));
 }
 
 /* Engine context: the keepalive timer fired. */
@@ -416,7 +416,7 @@ void sdp_keepalive(struct sdp_sock *ssk)
 	} else {
 		when -= idle;
 	}
-	sk_reset_timer(&ssk->sk, &ssk->sk.sk_timer, jiffies + when);
+	sk_reset_timer(&ssk->sk, sdp_ka_timer(ssk), jiffies + when);
 }
 
 /* sk_prot->keepalive: SO_KEEPALIVE was set or cleared. */
@@ -428,7 +428,7 @@ void sdp_set_keepalive(struct sock *sk, int on)
 
 void sdp_keepalive_timer(struct timer_list *t)
 {
-	struct sdp_sock *ssk = from_timer(ssk, t, sk.sk_timer);
+	struct sdp_sock *ssk = from_timer(ssk, t, shadow.inet_conn.icsk_keepalive_timer);
 
 	sdp_timer_event(ssk, SDP_F_KEEPALIVE);
 }

@@ -52,7 +52,7 @@ static u8 pattern(u64 off, int who)
  * Every helper a driver may call, on our socket: each writes into it as a
  * struct tcp_sock or a struct sock. @idle: keepalive after that many
  * seconds, every second. Keepalive on first: on a connected socket,
- * tcp_sock_set_keepidle() then re-arms the keepalive timer (sk_timer).
+ * tcp_sock_set_keepidle() then re-arms the keepalive timer (TCP's).
  */
 static int set_options(struct sock *sk, int idle)
 {
