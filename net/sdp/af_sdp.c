@@ -115,10 +115,23 @@ int sdp_tcp_create(struct sdp_sock *ssk, int family, const struct sdp_sock *pare
 	return 0;
 }
 
-/* A child takes its listener's socket-level settings, as TCP's clones do. */
+/*
+ * A child takes its listener's socket-level settings, as TCP's clones do:
+ * a kernel user's callbacks and sk_user_data included (unless marked
+ * SK_USER_DATA_NOCOPY), so that its sk_state_change sees the child
+ * established before accept(), as drivers such as DRBD wait for.
+ */
 void sdp_inherit_sk(struct sdp_sock *child, struct sdp_sock *parent)
 {
 	struct sock *csk = &child->sk, *psk = &parent->sk;
+
+	csk->sk_data_ready = psk->sk_data_ready;
+	csk->sk_write_space = psk->sk_write_space;
+	csk->sk_state_change = psk->sk_state_change;
+	csk->sk_error_report = psk->sk_error_report;
+	if (!sk_user_data_is_nocopy(psk))
+		csk->sk_user_data = psk->sk_user_data;
+	csk->sk_allocation = psk->sk_allocation;
 
 	csk->sk_userlocks = psk->sk_userlocks & (SOCK_SNDBUF_LOCK | SOCK_RCVBUF_LOCK);
 	csk->sk_sndbuf = psk->sk_sndbuf;

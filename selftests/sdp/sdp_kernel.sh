@@ -69,10 +69,18 @@ keepalive()
 	sdp_rdma_proven 0 1 0
 }
 
+accept_hook()
+{
+	sdp_rdma_mark
+	sdp_ktest test=accept || return 1
+	sdp_rdma_proven 0 1 0
+}
+
 KTAP_CLASS=
-ktap_plan 4
+ktap_plan 5
 ktap_check "kernel stream, ${MIB} MiB each way, helpers set: byte-exact over RDMA" stream_rdma
 ktap_check "kernel stream over the fallback (net.sdp.enabled=0): byte-exact" stream_fallback
 ktap_check "tcp_sock_set_cork() holds a write, uncorking sends it" cork
 ktap_check "keepalive set with tcp_sock_set_keepidle/keepintvl probes an idle connection" keepalive
+ktap_check "a listener's sk_state_change and sk_user_data are its children's (DRBD's accept)" accept_hook
 ktap_finished

@@ -13,6 +13,9 @@
  * cork       tcp_sock_set_cork() holds a small write; uncorking sends it
  * keepalive  keepalive set with the helpers probes an idle connection
  *            (sdp_kernel.sh counts the probes)
+ * accept     a listener's sk_state_change and sk_user_data, set as DRBD
+ *            does, are its children's: the child's establishment rings
+ *            the driver's bell before accept()
  */
 #define pr_fmt(fmt) "sdp_ktest: " fmt
 
@@ -79,24 +82,32 @@ static int set_options(struct sock *sk, int idle)
 	return 0;
 }
 
-static int make_pair(struct pair *p, int idle)
+/* A listener on addr, port chosen; @sin gets its address. */
+static int make_listener(struct pair *p, struct sockaddr_in *sin)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET };
-	int err, len = sizeof(sin);
+	int err;
 
-	if (!in4_pton(addr, -1, (u8 *)&sin.sin_addr, -1, NULL))
+	sin->sin_family = AF_INET;
+	if (!in4_pton(addr, -1, (u8 *)&sin->sin_addr, -1, NULL))
 		return -EINVAL;
 	err = sock_create_kern(&init_net, family, SOCK_STREAM, IPPROTO_TCP, &p->l);
 	if (err)
 		return err;
 	/* (a listener's close sends nothing: only the field matters) */
 	sock_no_linger(p->l->sk);
-	err = kernel_bind(p->l, (struct sockaddr *)&sin, sizeof(sin)) ?:
+	err = kernel_bind(p->l, (struct sockaddr *)sin, sizeof(*sin)) ?:
 	      kernel_listen(p->l, 4) ?:
-	      kernel_getsockname(p->l, (struct sockaddr *)&sin);
-	if (err < 0)
-		return err;
-	err = sock_create_kern(&init_net, family, SOCK_STREAM, IPPROTO_TCP, &p->c);
+	      kernel_getsockname(p->l, (struct sockaddr *)sin);
+	return err < 0 ? err : 0;
+}
+
+static int make_pair(struct pair *p, int idle)
+{
+	struct sockaddr_in sin;
+	int err, len = sizeof(sin);
+
+	err = make_listener(p, &sin) ?:
+	      sock_create_kern(&init_net, family, SOCK_STREAM, IPPROTO_TCP, &p->c);
 	if (err)
 		return err;
 	/* before connect, as a driver may; again once connected, as others do */
@@ -264,11 +275,84 @@ static int test_keepalive(struct pair *p)
 	return 0;
 }
 
+struct door {
+	struct completion bell;
+	struct sock *listener;
+	void (*state_change)(struct sock *sk);
+};
+
+/* DRBD's way to learn of a connection: the listener's state change hook. */
+static void door_state_change(struct sock *sk)
+{
+	struct door *d = sk->sk_user_data;
+
+	if (sk != d->listener && sk->sk_state == TCP_ESTABLISHED)
+		complete(&d->bell);
+	d->state_change(sk);
+}
+
+static void door_off(struct sock *sk, struct door *d)
+{
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_state_change = d->state_change;
+	sk->sk_user_data = NULL;
+	write_unlock_bh(&sk->sk_callback_lock);
+}
+
+static int test_accept(void)
+{
+	struct door d = {};
+	struct sockaddr_in sin;
+	struct pair p = {};
+	struct sock *sk;
+	int err;
+
+	init_completion(&d.bell);
+	err = make_listener(&p, &sin);
+	if (err)
+		goto out;
+	sk = p.l->sk;
+	d.listener = sk;
+	write_lock_bh(&sk->sk_callback_lock);
+	d.state_change = sk->sk_state_change;
+	sk->sk_user_data = &d;
+	sk->sk_state_change = door_state_change;
+	write_unlock_bh(&sk->sk_callback_lock);
+	err = sock_create_kern(&init_net, family, SOCK_STREAM, IPPROTO_TCP, &p.c) ?:
+	      kernel_connect(p.c, (struct sockaddr *)&sin, sizeof(sin), 0);
+	if (err)
+		goto off;
+	if (!wait_for_completion_timeout(&d.bell, 10 * HZ)) {
+		pr_err("accept: no established child rang the listener's hook\n");
+		err = -ETIMEDOUT;
+		goto off;
+	}
+	err = kernel_accept(p.l, &p.s, 0);
+	if (err)
+		goto off;
+	if (p.s->sk->sk_user_data != &d || p.s->sk->sk_state_change != door_state_change) {
+		pr_err("accept: the child lacks the listener's hook or user data\n");
+		err = -EINVAL;
+	}
+	door_off(p.s->sk, &d);
+	if (!err)
+		pr_info("accept: the child inherited the hook, which saw it established\n");
+off:
+	door_off(sk, &d);
+out:
+	free_pair(&p);
+	return err;
+}
+
 static int __init sdp_ktest_init(void)
 {
 	struct pair p = {};
 	int err;
 
+	if (!strcmp(test, "accept")) {
+		err = test_accept();
+		goto done;
+	}
 	if (strcmp(test, "stream") && strcmp(test, "cork") && strcmp(test, "keepalive"))
 		return -EINVAL;
 	err = make_pair(&p, !strcmp(test, "keepalive") ? 1 : 7200);
@@ -286,6 +370,7 @@ static int __init sdp_ktest_init(void)
 		err = kernel_sock_shutdown(p.c, SHUT_WR);
 out:
 	free_pair(&p);
+done:
 	pr_info("%s: %s (%d)\n", test, err ? "FAIL" : "PASS", err);
 	return err;
 }
