@@ -33,6 +33,13 @@ stream_rdma()
 	sdp_rdma_proven $((2 * MIB << 20)) 1
 }
 
+pages_rdma()
+{
+	sdp_rdma_mark
+	sdp_ktest test=pages mib=$MIB || return 1
+	sdp_rdma_proven $((2 * MIB << 20)) 1
+}
+
 stream_fallback()
 {
 	local fb=$(sdp_stat FallbackPolicy) tx=$(sdp_stat TxBytes) rc=0
@@ -77,8 +84,9 @@ accept_hook()
 }
 
 KTAP_CLASS=
-ktap_plan 5
+ktap_plan 6
 ktap_check "kernel stream, ${MIB} MiB each way, helpers set: byte-exact over RDMA" stream_rdma
+ktap_check "kernel stream, one way as pages (sendpage / MSG_SPLICE_PAGES): byte-exact over RDMA" pages_rdma
 ktap_check "kernel stream over the fallback (net.sdp.enabled=0): byte-exact" stream_fallback
 ktap_check "tcp_sock_set_cork() holds a write, uncorking sends it" cork
 ktap_check "keepalive set with tcp_sock_set_keepidle/keepintvl probes an idle connection" keepalive

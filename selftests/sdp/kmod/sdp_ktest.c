@@ -10,6 +10,8 @@
  *   insmod sdp_ktest.ko test=stream|cork|keepalive [addr=A] [family=27] [mib=N]
  *
  * stream     N MiB each way at once, every byte checked
+ * pages      the same, one way sent as pages (kernel_sendpage() before
+ *            6.5, MSG_SPLICE_PAGES since), partial ones included
  * cork       tcp_sock_set_cork() holds a small write; uncorking sends it
  * keepalive  keepalive set with the helpers probes an idle connection
  *            (sdp_kernel.sh counts the probes)
@@ -20,12 +22,14 @@
 #define pr_fmt(fmt) "sdp_ktest: " fmt
 
 #include <linux/delay.h>
+#include <linux/highmem.h>
 #include <linux/inet.h>
 #include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/net.h>
 #include <linux/slab.h>
 #include <linux/tcp.h>
+#include <linux/version.h>
 #include <linux/vmalloc.h>
 #include <net/sock.h>
 #include <net/tcp.h>
@@ -133,17 +137,67 @@ static void free_pair(struct pair *p)
 struct sender {
 	struct socket *sock;
 	int who;
+	bool pages;
 	int err;
 	struct completion done;
 };
+
+/* @len bytes of @page from @off, as a driver sends pages on this kernel. */
+static int send_page(struct socket *sock, struct page *page, int off, size_t len)
+{
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 5, 0)
+	return kernel_sendpage(sock, page, off, len, 0);
+#else
+	struct msghdr msg = { .msg_flags = MSG_SPLICE_PAGES };
+	struct bio_vec bv;
+
+	bvec_set_page(&bv, page, len, off);
+	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, &bv, 1, len);
+	return sock_sendmsg(sock, &msg);
+#endif
+}
+
+/* Side @who's stream from one page, parts of it at offsets 0, 100, 200. */
+static int send_pages(struct sender *s)
+{
+	u64 off = 0, total = (u64)mib << 20;
+	struct page *page = alloc_page(GFP_KERNEL);
+	int n, i, err = 0;
+
+	if (!page)
+		return -ENOMEM;
+	while (!err && off < total) {
+		int poff = (off / PAGE_SIZE % 3) * 100;
+		size_t len = min_t(u64, PAGE_SIZE - poff, total - off);
+		u8 *p = kmap_local_page(page);
+
+		for (i = 0; i < len; i++)
+			p[poff + i] = pattern(off + i, s->who);
+		kunmap_local(p);
+		/* as TCP's: the page may be reused once the call returns */
+		n = send_page(s->sock, page, poff, len);
+		if (n <= 0)
+			err = n ?: -EPIPE;
+		else
+			off += n;
+	}
+	__free_page(page);
+	return err;
+}
 
 static int send_stream(void *arg)
 {
 	struct sender *s = arg;
 	u64 off = 0, total = (u64)mib << 20;
-	u8 *buf = vmalloc(CHUNK);
+	u8 *buf = NULL;
 	int i, n;
 
+	if (s->pages) {
+		s->err = send_pages(s);
+		complete(&s->done);
+		return 0;
+	}
+	buf = vmalloc(CHUNK);
 	s->err = buf ? 0 : -ENOMEM;
 	while (!s->err && off < total) {
 		struct kvec iov = { .iov_base = buf, .iov_len = min_t(u64, CHUNK, total - off) };
@@ -198,9 +252,10 @@ static int recv_stream(struct socket *sock, int who)
 }
 
 /* Both ways at once: a thread sends from each end, we read both. */
-static int test_stream(struct pair *p)
+static int test_stream(struct pair *p, bool pages)
 {
-	struct sender tx[2] = { { .sock = p->c, .who = 0 }, { .sock = p->s, .who = 1 } };
+	struct sender tx[2] = { { .sock = p->c, .who = 0, .pages = pages },
+				{ .sock = p->s, .who = 1 } };
 	int i, err;
 
 	for (i = 0; i < 2; i++) {
@@ -222,7 +277,7 @@ static int test_stream(struct pair *p)
 			err = tx[i].err;
 	}
 	if (!err)
-		pr_info("stream: %u MiB each way, every byte as sent\n", mib);
+		pr_info("%s: %u MiB each way, every byte as sent\n", test, mib);
 	return err;
 }
 
@@ -353,15 +408,16 @@ static int __init sdp_ktest_init(void)
 		err = test_accept();
 		goto done;
 	}
-	if (strcmp(test, "stream") && strcmp(test, "cork") && strcmp(test, "keepalive"))
+	if (strcmp(test, "stream") && strcmp(test, "pages") && strcmp(test, "cork") &&
+	    strcmp(test, "keepalive"))
 		return -EINVAL;
 	err = make_pair(&p, !strcmp(test, "keepalive") ? 1 : 7200);
 	if (err) {
 		pr_err("%s: setting up the pair: %d\n", test, err);
 		goto out;
 	}
-	if (!strcmp(test, "stream"))
-		err = test_stream(&p);
+	if (!strcmp(test, "stream") || !strcmp(test, "pages"))
+		err = test_stream(&p, !strcmp(test, "pages"));
 	else if (!strcmp(test, "cork"))
 		err = test_cork(&p);
 	else
