@@ -54,6 +54,16 @@ stream_fallback()
 	echo "# PROOF fallback reason Policy, no byte over RDMA"
 }
 
+shutdown_both()
+{
+	local tx=$(sdp_stat TxBytes)
+
+	sdp_ktest test=shutdown || return 1
+	tx=$(($(sdp_stat TxBytes) - tx))
+	[ "$tx" -ge $((8 << 20)) ] || { echo "# only $tx B over RDMA"; return 1; }
+	echo "# PROOF rdma $tx B sent over RDMA before the shutdown"
+}
+
 cork()
 {
 	sdp_rdma_mark
@@ -84,10 +94,11 @@ accept_hook()
 }
 
 KTAP_CLASS=
-ktap_plan 6
+ktap_plan 7
 ktap_check "kernel stream, ${MIB} MiB each way, helpers set: byte-exact over RDMA" stream_rdma
 ktap_check "kernel stream, one way as pages (sendpage / MSG_SPLICE_PAGES): byte-exact over RDMA" pages_rdma
 ktap_check "kernel stream over the fallback (net.sdp.enabled=0): byte-exact" stream_fallback
+ktap_check "kernel_sock_shutdown() of both ends under two senders: they return, nothing hangs" shutdown_both
 ktap_check "tcp_sock_set_cork() holds a write, uncorking sends it" cork
 ktap_check "keepalive set with tcp_sock_set_keepidle/keepintvl probes an idle connection" keepalive
 ktap_check "a listener's sk_state_change and sk_user_data are its children's (DRBD's accept)" accept_hook

@@ -12,6 +12,8 @@
  * stream     N MiB each way at once, every byte checked
  * pages      the same, one way sent as pages (kernel_sendpage() before
  *            6.5, MSG_SPLICE_PAGES since), partial ones included
+ * shutdown   kernel_sock_shutdown() of both ends while both send: the
+ *            senders return with an error, nothing hangs
  * cork       tcp_sock_set_cork() holds a small write; uncorking sends it
  * keepalive  keepalive set with the helpers probes an idle connection
  *            (sdp_kernel.sh counts the probes)
@@ -281,6 +283,64 @@ static int test_stream(struct pair *p, bool pages)
 	return err;
 }
 
+/*
+ * Both ends send without end; once a few MiB came each way, both are shut
+ * down under the senders, which must come back (with an error) in time.
+ */
+static int test_shutdown(struct pair *p)
+{
+	struct sender tx[2] = { { .sock = p->c, .who = 0 }, { .sock = p->s, .who = 1 } };
+	struct socket *rx[2] = { p->s, p->c };
+	struct kvec iov;
+	int i, n, err = 0;
+	u8 *buf;
+
+	buf = vmalloc(CHUNK);
+	if (!buf)
+		return -ENOMEM;
+	mib = 1 << 20;	/* more than will ever go */
+	for (i = 0; i < 2; i++) {
+		init_completion(&tx[i].done);
+		if (IS_ERR(kthread_run(send_stream, &tx[i], "sdp_ktest%d", i))) {
+			tx[i].err = -ENOMEM;
+			complete(&tx[i].done);
+		}
+	}
+	for (i = 0; i < 2 && !err; i++) {
+		u64 got = 0;
+
+		while (got < (4 << 20)) {
+			struct msghdr msg = {};
+
+			iov.iov_base = buf;
+			iov.iov_len = CHUNK;
+			n = kernel_recvmsg(rx[i], &msg, &iov, 1, CHUNK, 0);
+			if (n <= 0) {
+				err = n ?: -EPIPE;
+				break;
+			}
+			got += n;
+		}
+	}
+	kernel_sock_shutdown(p->c, SHUT_RDWR);
+	kernel_sock_shutdown(p->s, SHUT_RDWR);
+	for (i = 0; i < 2; i++) {
+		if (!wait_for_completion_timeout(&tx[i].done, 60 * HZ)) {
+			pr_err("shutdown: sender %d still blocked after 60 s\n", i);
+			err = -ETIMEDOUT;
+			/* it holds tx[] and buf: never return under it */
+			wait_for_completion(&tx[i].done);
+		} else if (!tx[i].err) {
+			pr_err("shutdown: sender %d sent it all?\n", i);
+			err = -EINVAL;
+		}
+	}
+	vfree(buf);
+	if (!err)
+		pr_info("shutdown: both senders stopped (%d, %d)\n", tx[0].err, tx[1].err);
+	return err;
+}
+
 /* Bytes readable on @sock now (not waiting), or a negative errno. */
 static int peek_now(struct socket *sock)
 {
@@ -409,7 +469,7 @@ static int __init sdp_ktest_init(void)
 		goto done;
 	}
 	if (strcmp(test, "stream") && strcmp(test, "pages") && strcmp(test, "cork") &&
-	    strcmp(test, "keepalive"))
+	    strcmp(test, "keepalive") && strcmp(test, "shutdown"))
 		return -EINVAL;
 	err = make_pair(&p, !strcmp(test, "keepalive") ? 1 : 7200);
 	if (err) {
@@ -418,11 +478,13 @@ static int __init sdp_ktest_init(void)
 	}
 	if (!strcmp(test, "stream") || !strcmp(test, "pages"))
 		err = test_stream(&p, !strcmp(test, "pages"));
+	else if (!strcmp(test, "shutdown"))
+		err = test_shutdown(&p);
 	else if (!strcmp(test, "cork"))
 		err = test_cork(&p);
 	else
 		err = test_keepalive(&p);
-	if (!err)
+	if (!err && strcmp(test, "shutdown"))
 		err = kernel_sock_shutdown(p.c, SHUT_WR);
 out:
 	free_pair(&p);
