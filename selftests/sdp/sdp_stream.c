@@ -2531,6 +2531,25 @@ FIXTURE_TEARDOWN(sdp)
 	close(self->b);
 }
 
+/*
+ * @a connects to listener @l, whose child becomes *@b; the proof begins,
+ * and @ia, @ib get both ends' SDP_INFO. -1 if any step fails.
+ */
+static int ring_pair(int l, int a, int *b, struct sdp_proof *pr,
+		     struct sdp_info *ia, struct sdp_info *ib)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (getsockname(l, (struct sockaddr *)&ss, &len) ||
+	    connect(a, (struct sockaddr *)&ss, len))
+		return -1;
+	*b = accept(l, NULL, NULL);
+	if (*b < 0 || sdp_proof_begin(pr, a, *b))
+		return -1;
+	return sdp_info(a, ia) || sdp_info(*b, ib) ? -1 : 0;
+}
+
 /* SO_RCVBUF / SO_SNDBUF set before connecting size the rings. */
 TEST(sdp_sockbuf_sizes_rings)
 {
@@ -2547,16 +2566,10 @@ TEST(sdp_sockbuf_sizes_rings)
 	len = sdp_addr(&ss, SDP_A, 0);
 	ASSERT_EQ(0, bind(l, (struct sockaddr *)&ss, len));
 	ASSERT_EQ(0, listen(l, 1));
-	ASSERT_EQ(0, getsockname(l, (struct sockaddr *)&ss, &len));
 	a = socket(sdp_family(), SOCK_STREAM, 0);
 	/* more than the default's 16 buffers (past wmem_max: the suite is root) */
 	ASSERT_EQ(0, sdp_setint(a, SOL_SOCKET, SO_SNDBUFFORCE, 512 * 1024));
-	ASSERT_EQ(0, connect(a, (struct sockaddr *)&ss, len));
-	b = accept(l, NULL, NULL);
-	ASSERT_LE(0, b);
-	ASSERT_EQ(0, sdp_proof_begin(&pr, a, b));
-	ASSERT_EQ(0, sdp_info(a, &ia));
-	ASSERT_EQ(0, sdp_info(b, &ib));
+	ASSERT_EQ(0, ring_pair(l, a, &b, &pr, &ia, &ib)) TH_LOG("%s", strerror(errno));
 	/* the child inherits the listener's doubled 64 KiB: 128 KiB / rcv_size */
 	EXPECT_EQ(131072 / ib.rcv_size, ib.rx_bufs);
 	/* the send ring: a power of two of them (1 MiB / 16 KiB) */
@@ -2648,14 +2661,8 @@ TEST_F(ring_sysctls, size_the_rings_of_new_connections)
 	len = sdp_addr(&ss, SDP_A, 0);
 	ASSERT_EQ(0, bind(l, (struct sockaddr *)&ss, len));
 	ASSERT_EQ(0, listen(l, 1));
-	ASSERT_EQ(0, getsockname(l, (struct sockaddr *)&ss, &len));
 	a = socket(sdp_family(), SOCK_STREAM, 0);
-	ASSERT_EQ(0, connect(a, (struct sockaddr *)&ss, len));
-	b = accept(l, NULL, NULL);
-	ASSERT_LE(0, b);
-	ASSERT_EQ(0, sdp_proof_begin(&pr, a, b));
-	ASSERT_EQ(0, sdp_info(a, &ia));
-	ASSERT_EQ(0, sdp_info(b, &ib));
+	ASSERT_EQ(0, ring_pair(l, a, &b, &pr, &ia, &ib)) TH_LOG("%s", strerror(errno));
 	EXPECT_EQ(4096, ia.rcv_size);
 	EXPECT_EQ(4096, ib.rcv_size);
 	EXPECT_EQ(8, ia.rx_bufs);
