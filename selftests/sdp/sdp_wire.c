@@ -831,8 +831,10 @@ static void *evil_server(void *arg)
  * The kernel connects to the hand-made listener, which holds the RDMA port;
  * a TCP listener holds the same port, so the refused RDMA attempt must show
  * as the fallback it is (a connection over TCP with the right reason), not
- * as a refusal TCP would give anyway. Returns the connected socket or
- * -errno; @reason gets SDP_FALLBACK_REASON.
+ * as a refusal TCP would give anyway. The TCP listener takes a port of the
+ * kernel's choosing (a fixed one may be an earlier connection's), the hand-
+ * made one the same number. Returns the connected socket or -errno;
+ * @reason gets SDP_FALLBACK_REASON.
  */
 static int connect_to_evil(struct __test_metadata *_metadata, struct evil_server *s,
 			   int *reason)
@@ -840,15 +842,17 @@ static int connect_to_evil(struct __test_metadata *_metadata, struct evil_server
 	struct sockaddr_storage ss;
 	socklen_t len;
 	pthread_t t;
-	int fd, err, tl, one = 1;
+	int fd, err, tl;
+	char got[3];
 
-	len = sdp_addr(&ss, SDP_A, s->port);
+	len = sdp_addr(&ss, SDP_A, 0);
 	tl = socket(AF_INET, SOCK_STREAM, 0);
-	setsockopt(tl, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(tl, (struct sockaddr *)&ss, len) || listen(tl, 1)) {
+	if (bind(tl, (struct sockaddr *)&ss, len) || listen(tl, 1) ||
+	    getsockname(tl, (struct sockaddr *)&ss, &len)) {
 		close(tl);
-		return -EADDRINUSE;
+		return -errno;
 	}
+	s->port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
 	if (pthread_create(&t, NULL, evil_server, s)) {
 		close(tl);
 		return -EAGAIN;
@@ -862,7 +866,7 @@ static int connect_to_evil(struct __test_metadata *_metadata, struct evil_server
 		int a = accept(tl, NULL, NULL);
 
 		/* the bytes go over the fallback connection */
-		if (a < 0 || send(fd, "tcp", 3, 0) != 3 || recv(a, &one, 3, MSG_WAITALL) != 3)
+		if (a < 0 || send(fd, "tcp", 3, 0) != 3 || recv(a, got, 3, MSG_WAITALL) != 3)
 			err = EPROTO;
 		close(a);
 	}
@@ -878,10 +882,10 @@ static int connect_to_evil(struct __test_metadata *_metadata, struct evil_server
 }
 
 /* Each refusal: the server started, the kernel fell back with @reason. */
-static void refused_falls_back(struct __test_metadata *_metadata, int mode, int port,
+static void refused_falls_back(struct __test_metadata *_metadata, int mode,
 			       int reason, const char *counter, bool bad_hello)
 {
-	struct evil_server s = { .port = port, .mode = mode };
+	struct evil_server s = { .mode = mode };
 	long long fb = sdp_stat(counter), bad = sdp_stat("BadHello");
 	int fd, why;
 
@@ -899,9 +903,9 @@ static void refused_falls_back(struct __test_metadata *_metadata, int mode, int 
 }
 
 /* With net.sdp.rdma_only the same refusal fails the connect. */
-static void refused_fails_rdma_only(struct __test_metadata *_metadata, int mode, int port)
+static void refused_fails_rdma_only(struct __test_metadata *_metadata, int mode)
 {
-	struct evil_server s = { .port = port, .mode = mode };
+	struct evil_server s = { .mode = mode };
 	int fd, why, saved = sdp_sysctl("rdma_only");
 
 	sdp_sysctl_set("rdma_only", 1);
@@ -917,13 +921,13 @@ static void refused_fails_rdma_only(struct __test_metadata *_metadata, int mode,
 
 TEST(connect_refused_by_bad_hello_ack)
 {
-	refused_falls_back(_metadata, 0, 47001, SDP_FB_VERSION, "FallbackVersion", true);
+	refused_falls_back(_metadata, 0, SDP_FB_VERSION, "FallbackVersion", true);
 }
 
 /* The Hello the kernel sent was well formed. */
 TEST(connect_sends_a_good_hello)
 {
-	struct evil_server s = { .port = 47004, .mode = 0 };
+	struct evil_server s = { .mode = 0 };
 	int fd, why;
 
 	fd = connect_to_evil(_metadata, &s, &why);
@@ -941,32 +945,32 @@ TEST(connect_sends_a_good_hello)
 
 TEST(connect_refused_by_reject)
 {
-	refused_falls_back(_metadata, 1, 47002, SDP_FB_REJECTED, "FallbackRejected", false);
+	refused_falls_back(_metadata, 1, SDP_FB_REJECTED, "FallbackRejected", false);
 }
 
 TEST(connect_refused_by_too_few_bufs)
 {
-	refused_falls_back(_metadata, 2, 47003, SDP_FB_VERSION, "FallbackVersion", true);
+	refused_falls_back(_metadata, 2, SDP_FB_VERSION, "FallbackVersion", true);
 }
 
 TEST(connect_refused_by_hello_ack_length)
 {
-	refused_falls_back(_metadata, 3, 47008, SDP_FB_VERSION, "FallbackVersion", true);
+	refused_falls_back(_metadata, 3, SDP_FB_VERSION, "FallbackVersion", true);
 }
 
 TEST(connect_refused_rdma_only_bad_hello_ack)
 {
-	refused_fails_rdma_only(_metadata, 0, 47005);
+	refused_fails_rdma_only(_metadata, 0);
 }
 
 TEST(connect_refused_rdma_only_reject)
 {
-	refused_fails_rdma_only(_metadata, 1, 47006);
+	refused_fails_rdma_only(_metadata, 1);
 }
 
 TEST(connect_refused_rdma_only_too_few_bufs)
 {
-	refused_fails_rdma_only(_metadata, 2, 47007);
+	refused_fails_rdma_only(_metadata, 2);
 }
 
 TEST_HARNESS_MAIN
