@@ -125,12 +125,14 @@ void sdp_inherit_sk(struct sdp_sock *child, struct sdp_sock *parent)
 {
 	struct sock *csk = &child->sk, *psk = &parent->sk;
 
+	read_lock_bh(&psk->sk_callback_lock);
 	csk->sk_data_ready = psk->sk_data_ready;
 	csk->sk_write_space = psk->sk_write_space;
 	csk->sk_state_change = psk->sk_state_change;
 	csk->sk_error_report = psk->sk_error_report;
 	if (!sk_user_data_is_nocopy(psk))
 		csk->sk_user_data = psk->sk_user_data;
+	read_unlock_bh(&psk->sk_callback_lock);
 	csk->sk_allocation = psk->sk_allocation;
 
 	csk->sk_userlocks = psk->sk_userlocks & (SOCK_SNDBUF_LOCK | SOCK_RCVBUF_LOCK);

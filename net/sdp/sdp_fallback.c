@@ -527,6 +527,9 @@ int sdp_fb_accept(struct sdp_sock *lssk, struct socket *newsock, int flags,
 	}
 	sdp_inherit_sk(child, lssk);
 	child->tcp = tcp;
+	/* TCP cloned the native listener; the SDP one's shadow is newer */
+	sdp_tcp_inherit(child, lssk);
+	sdp_tcp_refresh(child);
 	child->transport = SDP_TRANSPORT_TCP;
 	sdp_fb_count(child, SDP_FB_PEER_TCP);
 	newsock->ops = &sdp_proto_ops;

@@ -129,6 +129,9 @@ static int sdp_sysctl_init(struct net *net, struct sdp_net *sn)
 	t[6].data = &sn->buf_size;
 	t[7].data = &sn->rx_bufs;
 	t[8].data = &sn->tx_bufs;
+	/* Kernel memory per connection: not for a user namespace's root. */
+	if (net->user_ns != &init_user_ns)
+		t[6].mode = t[7].mode = t[8].mode = 0444;
 	sn->sysctl = sdp_register_net_sysctl(net, "net/sdp", t,
 					     ARRAY_SIZE(sdp_sysctl_table) - 1);
 	if (!sn->sysctl) {

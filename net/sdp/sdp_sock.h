@@ -73,7 +73,8 @@ struct sdp_sock {
 	 * Kernel users set TCP options with tcp_sock_set_*() on sock->sk,
 	 * which write into it as a struct tcp_sock: ours is one (the shadow),
 	 * never used as TCP's, so those writes land in memory we own and read
-	 * back (sdp_opts_apply()); the same holds for inet_sk() and inet_csk().
+	 * back (sdp_opts_apply()). inet_sk() and inet_csk() writes land there
+	 * too, safely; those SDP does not read (ip_sock_set_tos() ...) do nothing.
 	 */
 	union {
 		struct sock	sk;	/* must be first */

@@ -115,6 +115,7 @@ void sdp_opts_apply(struct sdp_sock *ssk)
 		sdp_tx_push(ssk, true);
 	if (rearm && ssk->conn)
 		sdp_tx_watch(ssk, true);
+	sdp_update_counts(ssk);
 }
 
 /* Re-read the SOL_TCP settings setsockopt() left in the native socket. */
@@ -312,6 +313,12 @@ int sdp_getsockopt(struct socket *sock, int level, int optname,
 		size = sizeof(u.val);
 	} else {
 		/* Under our lock: the native socket may be replaced meanwhile. */
+		if (level == SOL_TCP) {
+			/* what kernel users' helpers wrote is in the shadow */
+			lock_sock(ssk->tcp->sk);
+			sdp_tcp_copy(ssk->tcp->sk, sk);
+			release_sock(ssk->tcp->sk);
+		}
 		size = ssk->tcp->ops->getsockopt(ssk->tcp, level, optname,
 						 optval, optlen);
 		release_sock(sk);

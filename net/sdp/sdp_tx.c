@@ -333,7 +333,8 @@ void sdp_cork_timer(struct timer_list *t)
 static unsigned long sdp_tx_limit(const struct sdp_sock *ssk)
 {
 	const struct sdp_conn *c = ssk->conn;
-	u32 user = ssk->user_timeout;
+	/* the shadow's: 6.12's tcp_sock_set_user_timeout() takes no lock */
+	u32 user = READ_ONCE(ssk->shadow.inet_conn.icsk_user_timeout);
 
 	if (c->tx_tail != c->tx_post || c->ctrl_tail != c->ctrl_head)
 		return msecs_to_jiffies(user ?: SDP_TX_STALL_MS);

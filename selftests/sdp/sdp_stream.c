@@ -2335,6 +2335,44 @@ TEST_F(sock, tcp_defer_accept)
 	close(l);
 }
 
+/*
+ * A child has its listener's SOL_TCP settings, as TCP's clones do, still
+ * after bytes went both ways (a fallback child syncs its options then).
+ */
+TEST_F(sock, children_take_the_listeners_tcp_options)
+{
+	static const struct { int opt, val; } o[] = {
+		{ TCP_NODELAY, 1 }, { TCP_KEEPIDLE, 77 }, { TCP_KEEPINTVL, 7 },
+		{ TCP_KEEPCNT, 5 }, { TCP_USER_TIMEOUT, 12345 },
+		{ TCP_NOTSENT_LOWAT, 54321 },
+	};
+	struct sockaddr_storage ss;
+	struct sdp_proof pr = {};
+	socklen_t len;
+	int l, c, s, i;
+	char b = 0;
+
+	l = sdp_listener(self->family, self->ip, 8, &ss, &len);
+	ASSERT_LE(0, l);
+	for (i = 0; i < (int)(sizeof(o) / sizeof(o[0])); i++)
+		ASSERT_EQ(0, sdp_setint(l, SOL_TCP, o[i].opt, o[i].val));
+	c = sdp_connect(self->family, &ss, len);
+	ASSERT_LE(0, c);
+	s = accept(l, NULL, NULL);
+	ASSERT_LE(0, s);
+	PROOF_BEGIN(&pr, c, s);
+	ASSERT_EQ(1, send(c, "x", 1, 0));
+	ASSERT_EQ(1, recv(s, &b, 1, 0));
+	ASSERT_EQ(1, send(s, "y", 1, 0));
+	ASSERT_EQ(1, recv(c, &b, 1, 0));
+	for (i = 0; i < (int)(sizeof(o) / sizeof(o[0])); i++)
+		EXPECT_EQ(o[i].val, sdp_getint(s, SOL_TCP, o[i].opt)) TH_LOG("option %d", o[i].opt);
+	PROOF_END(&pr);
+	close(c);
+	close(s);
+	close(l);
+}
+
 TEST_F(sock, listen_backlog)
 {
 	struct sockaddr_storage ss;
