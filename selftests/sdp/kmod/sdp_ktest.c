@@ -257,11 +257,30 @@ static int recv_stream(struct socket *sock, int who)
 	return err;
 }
 
-/* Both ways at once: a thread sends from each end, we read both. */
+struct receiver {
+	struct socket *sock;
+	int err;
+	struct completion done;
+};
+
+static int recv_thread(void *arg)
+{
+	struct receiver *r = arg;
+
+	r->err = recv_stream(r->sock, 1);
+	kthread_complete_and_exit(&r->done, 0);
+}
+
+/*
+ * Both ways at once: a thread sends from each end, and both ends read at
+ * once (a thread reads the client's), so that neither direction waits
+ * for credits longer than the transfer takes (TCP_USER_TIMEOUT is set).
+ */
 static int test_stream(struct pair *p, bool pages)
 {
 	struct sender tx[2] = { { .sock = p->c, .who = 0, .pages = pages },
 				{ .sock = p->s, .who = 1 } };
+	struct receiver rx = { .sock = p->c };
 	int i, err;
 
 	for (i = 0; i < 2; i++) {
@@ -271,9 +290,18 @@ static int test_stream(struct pair *p, bool pages)
 			complete(&tx[i].done);
 		}
 	}
+	init_completion(&rx.done);
+	if (IS_ERR(kthread_run(recv_thread, &rx, "sdp_ktest_rx"))) {
+		rx.err = -ENOMEM;
+		complete(&rx.done);
+	}
 	err = recv_stream(p->s, 0);
+	/* a failed reader leaves the other blocked: shutting down frees it */
+	if (err)
+		kernel_sock_shutdown(p->c, SHUT_RDWR);
+	wait_for_completion(&rx.done);
 	if (!err)
-		err = recv_stream(p->c, 1);
+		err = rx.err;
 	for (i = 0; i < 2; i++) {
 		/* a failed reader leaves a sender blocked: shutting down frees it */
 		if (err)
