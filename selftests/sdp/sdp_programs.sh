@@ -143,20 +143,36 @@ case_both()	# NAME PAYLOAD CONNS CURL-ARGS
 	same "$name" "$tmp/$name.want"
 }
 
+# Waits up to 30 s for PATH to hold at least BYTES.
+wait_size()	# PATH BYTES
+{
+	local _
+	for _ in $(seq 300); do
+		[ "$(stat -c %s "$1" 2>/dev/null || echo 0)" -ge "$2" ] && return 0
+		sleep 0.1
+	done
+}
+
 # telnet sends a line, then "send synch" (IAC DM, urgent), then a line, to
 # socat writing what it reads to a file (SOCAT-OPTS: so-oobinline or
 # none); once under sdp_run (proven over RDMA), once over TCP.
 telnet_case()	# NAME SOCAT-OPTS
 {
-	local name=$1 opts=$2 mode wrap port=7303 srv
+	local name=$1 opts=$2 mode wrap port=7303 srv out
 	for mode in sdp tcp; do
 		if [ $mode = sdp ]; then wrap=$run; sdp_rdma_mark; else wrap=; tcp_mark; fi
 		timeout 60 $wrap socat -u "TCP4-LISTEN:$port,bind=$SDP_A,reuseaddr$opts" \
 			"OPEN:$tmp/$name.$mode,creat,trunc" &
 		srv=$!
 		sdp_wait_listen $port || return 1
-		{ printf 'hello\n'; sleep 1; printf '\035send synch\n'; sleep 1
-		  printf 'bye\n'; sleep 1; } | timeout 60 $wrap telnet $SDP_A $port >/dev/null 2>&1
+		# Each step once the last one reached socat's file: telnet
+		# exits at end of input without sending what it has not read,
+		# so on a slow kernel a fixed sleep could drop "bye".
+		out=$tmp/$name.$mode
+		{ printf 'hello\n'; wait_size "$out" 7
+		  printf '\035send synch\n'; wait_size "$out" 8
+		  printf 'bye\n'; wait_size "$out" 12; } |
+			timeout 60 $wrap telnet $SDP_A $port >/dev/null 2>&1
 		wait $srv
 		if [ $mode = sdp ]; then
 			# 14 bytes sent: two lines and IAC DM
