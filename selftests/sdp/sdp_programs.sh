@@ -161,14 +161,14 @@ telnet_case()	# NAME SOCAT-OPTS
 	local name=$1 opts=$2 mode wrap port=7303 srv out
 	for mode in sdp tcp; do
 		if [ $mode = sdp ]; then wrap=$run; sdp_rdma_mark; else wrap=; tcp_mark; fi
+		out=$tmp/$name.$mode
 		timeout 60 $wrap socat -u "TCP4-LISTEN:$port,bind=$SDP_A,reuseaddr$opts" \
-			"OPEN:$tmp/$name.$mode,creat,trunc" &
+			"OPEN:$out,creat,trunc" &
 		srv=$!
 		sdp_wait_listen $port || return 1
 		# Each step once the last one reached socat's file: telnet
 		# exits at end of input without sending what it has not read,
 		# so on a slow kernel a fixed sleep could drop "bye".
-		out=$tmp/$name.$mode
 		{ printf 'hello\n'; wait_size "$out" 7
 		  printf '\035send synch\n'; wait_size "$out" 8
 		  printf 'bye\n'; wait_size "$out" 12; } |
