@@ -13,10 +13,12 @@
 #   scripts/deps.sh --kselftest      kselftest_harness.h and kselftest.h
 #   scripts/deps.sh --kbuild-deps    what building a kernel takes (scripts/debug-kernel)
 #   scripts/deps.sh --nginx          the unpacked nginx binary the program tests run
+#   scripts/deps.sh --drbd           the unpacked drbd-utils tree sdp_drbd.sh runs
 set -euo pipefail
 
+# dwarves: pahole, which 6.12's kbuild runs to give a module its BTF.
 PKGS=(
-	build-essential make gcc libc6-dev sparse
+	build-essential make gcc libc6-dev sparse dwarves
 	linux-source-6.1 xz-utils
 	qemu-system-x86 busybox-static kmod cpio iproute2 util-linux
 	rdma-core ibverbs-utils rdmacm-utils perftest libibverbs-dev librdmacm-dev
@@ -125,24 +127,24 @@ fetch_kernel()
 	touch "$dir/.fetched"
 }
 
-# nginx for the program tests, unpacked (dpkg -x) and never installed: its
-# package would start a web server on the host. Its libraries are in PKGS.
-nginx_bin() { echo "$SDP_CACHE/nginx/root/usr/sbin/nginx"; }
-
-fetch_nginx()
+# Programs the tests run that Debian 12 has but that must not be installed on
+# the host: unpacked (dpkg -x) into $SDP_CACHE/PKG/root. nginx's package
+# would start a web server; drbd-utils' would manage DRBD resources at boot.
+# Their libraries are in PKGS.
+fetch_unpacked()
 {
-	local dir=$SDP_CACHE/nginx
+	local pkg=$1 dir=$SDP_CACHE/$1
 	[ -e "$dir/.fetched" ] && return 0
-	[ "$(id -u)" = 0 ] || die "need root to fetch nginx into $SDP_CACHE"
-	log "fetching nginx into $dir"
+	[ "$(id -u)" = 0 ] || die "need root to fetch $pkg into $SDP_CACHE"
+	log "fetching $pkg into $dir"
 	rm -rf "$dir"
 	mkdir -p "$dir/deb"
 	(
 		cd "$dir/deb"
 		get() { apt-get download -qq -o APT::Sandbox::User=root "$@" >&2; }
-		get nginx || { apt_update; get nginx; }
-	) || die "cannot download nginx"
-	dpkg -x "$dir"/deb/nginx_*.deb "$dir/root"
+		get "$pkg" || { apt_update; get "$pkg"; }
+	) || die "cannot download $pkg"
+	dpkg -x "$dir/deb/${pkg}_"*.deb "$dir/root"
 	rm -rf "$dir/deb"
 	touch "$dir/.fetched"
 }
@@ -167,9 +169,11 @@ kselftest()
 case "${1:-}" in
 "")
 	install_pkgs "${PKGS[@]}"
-	fetch_nginx
+	fetch_unpacked nginx
+	fetch_unpacked drbd-utils
 	;;
---nginx) nginx_bin ;;
+--nginx) echo "$SDP_CACHE/nginx/root/usr/sbin/nginx" ;;
+--drbd) echo "$SDP_CACHE/drbd-utils/root" ;;
 --kver) kver_of "$2" ;;
 --kernel)
 	kver=$(kver_of "$2")
