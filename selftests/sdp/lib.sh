@@ -138,6 +138,17 @@ sdp_pkt_bounds()
 # message): bounds within 1.5x. Prints the PROOF line.
 sdp_rdma_mark()
 {
+	local last= now _
+	# The last case's connections may still be moving bytes (a program that
+	# exits leaves its queued data to the kernel; a peer's reset stops it):
+	# wait until SDP and the devices idle, 0.3 s without a change (6 s at
+	# most), so that this case counts only its own.
+	for _ in $(seq 20); do
+		now="$(sdp_stat TxBytes) $(sdp_stat RxBytes) $(sdp_rxe_counter sent_pkts)"
+		[ "$now" != "$last" ] || break
+		last=$now
+		sleep 0.3
+	done
 	m_tx=$(sdp_stat TxBytes) m_rx=$(sdp_stat RxBytes) m_msgs=$(sdp_stat TxMsgs)
 	m_sends=$(sdp_rxe_counter rdma_sends) m_pkts=$(sdp_rxe_counter sent_pkts)
 }

@@ -57,6 +57,9 @@ tally()
 		if (rank[$3] > rank[cls]) cls = $3
 		next
 	}
+	# The last comment before a case fails: lib.sh says "not over RDMA as
+	# expected: ...", the C harness "Test terminated by timeout".
+	/^# / && !/^# PROOF / { note = substr($0, 3) }
 	/^(not )?ok [0-9]+ / {
 		bad = /^not ok/
 		name = $0
@@ -68,13 +71,14 @@ tally()
 			skip++; reason[why]++
 		} else if (bad) {
 			if (detail == "") detail = last
+			if (detail == "") detail = note
 			fail++; failed[++nf] = name (detail == "" ? "" : " -- " detail)
 		} else if (cls == "") {
 			fail++; failed[++nf] = name " (passed, but no PROOF line says what it ran over)"
 		} else {
 			pass++; n[cls]++
 		}
-		cls = ""
+		cls = ""; note = ""
 		next
 	}
 	/^# Totals: / {
