@@ -78,7 +78,7 @@ tally()
 		} else {
 			pass++; n[cls]++
 		}
-		cls = ""; note = ""
+		cls = ""; note = ""; detail = ""; nd = 0; last = ""
 		next
 	}
 	/^# Totals: / {
