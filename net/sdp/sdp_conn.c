@@ -134,8 +134,12 @@ static int sdp_rx_ring_alloc(struct sdp_conn *c)
 	return 0;
 }
 
-/* A buffer for a send slot about to be filled (process context). */
-int sdp_tx_buf_get(struct sdp_conn *c, struct sdp_tx_slot *s)
+/*
+ * A buffer for a send slot about to be filled (process context), with the
+ * socket's sk_allocation: a block driver's GFP_NOIO must not recurse into
+ * its own I/O.
+ */
+int sdp_tx_buf_get(struct sdp_conn *c, struct sdp_tx_slot *s, gfp_t gfp)
 {
 	if (c->tx_kept) {
 		c->tx_kept--;
@@ -143,7 +147,7 @@ int sdp_tx_buf_get(struct sdp_conn *c, struct sdp_tx_slot *s)
 		s->dma = c->tx_keep[c->tx_kept].dma;
 		return 0;
 	}
-	return sdp_map(c, &s->buf, &s->dma, c->snd_size, DMA_TO_DEVICE, GFP_KERNEL);
+	return sdp_map(c, &s->buf, &s->dma, c->snd_size, DMA_TO_DEVICE, gfp);
 }
 
 /* A completed send slot's buffer: kept for the next message, or freed. */

@@ -176,7 +176,7 @@ void sdp_defer_data(struct sdp_sock *child);
 int sdp_conn_create(struct sdp_sock *ssk, struct rdma_cm_id *id, u32 rcv_max);
 int sdp_conn_start(struct sdp_conn *c, u32 snd_size, u16 peer_bufs);
 int sdp_rx_grow(struct sdp_conn *c, u32 n, gfp_t gfp);
-int sdp_tx_buf_get(struct sdp_conn *c, struct sdp_tx_slot *s);
+int sdp_tx_buf_get(struct sdp_conn *c, struct sdp_tx_slot *s, gfp_t gfp);
 void sdp_tx_buf_put(struct sdp_conn *c, struct sdp_tx_slot *s);
 u16 sdp_conn_hello_bufs(struct sdp_conn *c);
 

@@ -506,7 +506,7 @@ int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags)
 		}
 		copied += n;
 		/* New buffers or freed ones: the peer may need the credits. */
-		if (sdp_rx_more(ssk, GFP_KERNEL) || !(flags & MSG_PEEK))
+		if (sdp_rx_more(ssk, sk->sk_allocation) || !(flags & MSG_PEEK))
 			sdp_tx_push(ssk, false);
 		if (copied >= target)
 			break;

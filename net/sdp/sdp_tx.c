@@ -438,7 +438,7 @@ void sdp_keepalive_timer(struct timer_list *t)
  * The buffer to copy into: the one being filled, or a free one. NULL when
  * the ring is full (*err 0) or no memory is left (*err -ENOMEM).
  */
-static struct sdp_tx_slot *sdp_tx_fill_slot(struct sdp_conn *c, int *err)
+static struct sdp_tx_slot *sdp_tx_fill_slot(struct sdp_conn *c, gfp_t gfp, int *err)
 {
 	struct sdp_tx_slot *s;
 
@@ -451,7 +451,7 @@ static struct sdp_tx_slot *sdp_tx_fill_slot(struct sdp_conn *c, int *err)
 	if (c->tx_head - c->tx_tail >= c->tx_count)
 		return NULL;
 	s = &c->tx[c->tx_head % c->tx_count];
-	*err = sdp_tx_buf_get(c, s);
+	*err = sdp_tx_buf_get(c, s, gfp);
 	if (*err)
 		return NULL;
 	c->tx_head++;
@@ -585,7 +585,7 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 
 		c = ssk->conn;
 		err = 0;
-		s = c ? sdp_tx_fill_slot(c, &err) : NULL;
+		s = c ? sdp_tx_fill_slot(c, sk->sk_allocation, &err) : NULL;
 		if (err)
 			goto do_error;
 		if (!s) {
