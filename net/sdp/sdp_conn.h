@@ -62,6 +62,7 @@ bool sdp_writeable(const struct sock *sk);
 void sdp_write_space(struct sock *sk);
 void sdp_cork_timer(struct timer_list *t);
 void sdp_keepalive_reset(struct sdp_sock *ssk);
+void sdp_keepalive_rearm(struct sdp_sock *ssk);
 void sdp_keepalive(struct sdp_sock *ssk);
 void sdp_set_keepalive(struct sock *sk, int on);
 void sdp_keepalive_timer(struct timer_list *t);

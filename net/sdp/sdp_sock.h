@@ -141,6 +141,7 @@ struct sdp_sock {
 	bool			cork;
 	u32			notsent_lowat;
 	u32			user_timeout;	/* TCP_USER_TIMEOUT, ms */
+	u32			keepidle;	/* TCP_KEEPIDLE, jiffies (0: sysctl) */
 
 	/* TCP_INFO's RTT: from post to completion of our sends, in us */
 	u32			srtt_us;

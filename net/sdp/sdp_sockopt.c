@@ -101,20 +101,24 @@ void sdp_opts_apply(struct sdp_sock *ssk)
 	u8 nonagle = ssk->shadow.nonagle;
 	bool nodelay = nonagle & TCP_NAGLE_OFF, cork = nonagle & TCP_NAGLE_CORK;
 	u32 user = READ_ONCE(ssk->shadow.inet_conn.icsk_user_timeout);
+	u32 keepidle = READ_ONCE(ssk->shadow.keepalive_time);
 	bool push = (nodelay && !ssk->nodelay) || (!cork && ssk->cork);
-	bool rearm = user != ssk->user_timeout;
+	bool rearm = user != ssk->user_timeout, rekeep = keepidle != ssk->keepidle;
 
-	if (nodelay == ssk->nodelay && cork == ssk->cork && !rearm)
+	if (nodelay == ssk->nodelay && cork == ssk->cork && !rearm && !rekeep)
 		return;
 	ssk->nodelay = nodelay;
 	ssk->cork = cork;
 	ssk->user_timeout = user;
+	ssk->keepidle = keepidle;
 	if (!ssk->conn)
 		return;
 	if (push)
 		sdp_tx_push(ssk, true);
-	if (rearm && ssk->conn)
+	if (rearm)
 		sdp_tx_watch(ssk, true);
+	if (rekeep)
+		sdp_keepalive_rearm(ssk);
 	sdp_update_counts(ssk);
 }
 

@@ -397,6 +397,15 @@ void sdp_keepalive_reset(struct sdp_sock *ssk)
 		sk_stop_timer(sk, sdp_ka_timer(ssk));
 }
 
+/* TCP_KEEPIDLE changed: the timer reckons again from the last arrival, now. */
+void sdp_keepalive_rearm(struct sdp_sock *ssk)
+{
+	struct sock *sk = &ssk->sk;
+
+	if (sock_flag(sk, SOCK_KEEPOPEN) && sdp_can_send_state(sk))
+		sk_reset_timer(sk, sdp_ka_timer(ssk), jiffies);
+}
+
 /* Engine context: the keepalive timer fired. */
 void sdp_keepalive(struct sdp_sock *ssk)
 {

@@ -2932,6 +2932,31 @@ TEST_F(sdp, keepalive_probes_idle_connection)
 }
 
 /*
+ * TCP_KEEPIDLE on a connection whose keepalive already runs (armed for the
+ * default two hours) takes effect at once, as TCP's setsockopt re-arms its
+ * timer: probes within seconds.
+ */
+TEST_F(sdp, keepidle_rearms_running_keepalive)
+{
+	long long probes;
+	struct sdp_info a0, a1;
+
+	NEED_RDMA();
+
+	ASSERT_EQ(0, sdp_setint(self->a, SOL_SOCKET, SO_KEEPALIVE, 1));
+	ASSERT_EQ(0, sdp_setint(self->a, SOL_TCP, TCP_KEEPINTVL, 1));
+	sleep(1);
+	probes = sdp_stat("KeepaliveProbes");
+	ASSERT_EQ(0, sdp_info(self->a, &a0));
+	ASSERT_EQ(0, sdp_setint(self->a, SOL_TCP, TCP_KEEPIDLE, 1));
+	sleep(3);
+	ASSERT_EQ(0, sdp_info(self->a, &a1));
+	EXPECT_LE(2, a1.tx_msgs - a0.tx_msgs);
+	EXPECT_LE(probes + 2, sdp_stat("KeepaliveProbes"));
+	EXPECT_EQ(0, sdp_getint(self->a, SOL_SOCKET, SO_ERROR));
+}
+
+/*
  * SO_REUSEPORT: listeners sharing a port each get connections, spread by
  * TCP's reuseport hash (SDP asks TCP which listener a connection is for),
  * over RDMA; when one closes, the rest go on. The core refuses
