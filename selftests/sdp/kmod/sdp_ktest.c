@@ -20,6 +20,8 @@
  * accept     a listener's sk_state_change and sk_user_data, set as DRBD
  *            does, are its children's: the child's establishment rings
  *            the driver's bell before accept()
+ * driven     N MiB one way, the reader driven by sk_data_ready, the writer
+ *            by sk_write_space, both never blocking (MSG_DONTWAIT)
  */
 #define pr_fmt(fmt) "sdp_ktest: " fmt
 
@@ -508,6 +510,203 @@ out:
 	return err;
 }
 
+/*
+ * The way a storage driver moves data: the receiver never blocks, its
+ * sk_data_ready (which may run in softirq context) queues work that reads
+ * with MSG_DONTWAIT until -EAGAIN; the sender sends with MSG_DONTWAIT and
+ * on -EAGAIN waits for its sk_write_space. The reader starts only once the
+ * sender has filled the buffers, so that the sender meets -EAGAIN. The
+ * receiver's sk_state_change sees the sender's shutdown. Each counts its
+ * calls.
+ */
+struct driven {
+	struct socket *rx, *tx;
+	struct work_struct work;
+	wait_queue_head_t wait;
+	atomic_t ready, space, states;
+	int state;		/* the receiver's, at its last state change */
+	u64 got;
+	int err;		/* the reader's: 1 while it runs */
+	bool go;		/* the reader starts once the sender met -EAGAIN */
+	u8 *buf;
+	void (*data_ready)(struct sock *sk);
+	void (*write_space)(struct sock *sk);
+	void (*state_change)(struct sock *sk);
+};
+
+static void driven_data_ready(struct sock *sk)
+{
+	struct driven *d;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	d = sk->sk_user_data;
+	if (d) {
+		atomic_inc(&d->ready);
+		queue_work(system_wq, &d->work);
+	}
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+static void driven_write_space(struct sock *sk)
+{
+	struct driven *d;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	d = sk->sk_user_data;
+	if (d) {
+		atomic_inc(&d->space);
+		wake_up(&d->wait);
+	}
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+static void driven_state_change(struct sock *sk)
+{
+	struct driven *d;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	d = sk->sk_user_data;
+	if (d) {
+		WRITE_ONCE(d->state, sk->sk_state);
+		atomic_inc(&d->states);
+		queue_work(system_wq, &d->work);
+	}
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+/* Reads what is there, checking each byte; at the end of the stream, done. */
+static void driven_read(struct work_struct *w)
+{
+	struct driven *d = container_of(w, struct driven, work);
+	u64 total = (u64)mib << 20;
+	int i, n;
+
+	while (READ_ONCE(d->go) && d->err == 1) {
+		struct kvec iov = { .iov_base = d->buf, .iov_len = CHUNK };
+		struct msghdr msg = {};
+
+		n = kernel_recvmsg(d->rx, &msg, &iov, 1, CHUNK, MSG_DONTWAIT);
+		if (n == -EAGAIN)
+			return;
+		if (n <= 0) {
+			if (n < 0 || d->got != total)
+				pr_err("driven: recv at %llu of %llu: %d\n", d->got, total, n);
+			d->err = n ?: (d->got == total ? 0 : -EPIPE);
+			break;
+		}
+		for (i = 0; i < n; i++) {
+			if (d->buf[i] != pattern(d->got + i, 0)) {
+				pr_err("driven: byte %llu is %#x\n", d->got + i, d->buf[i]);
+				d->err = -EILSEQ;
+				break;
+			}
+		}
+		d->got += n;
+	}
+	wake_up(&d->wait);
+}
+
+static void driven_hook(struct sock *sk, struct driven *d, bool on)
+{
+	write_lock_bh(&sk->sk_callback_lock);
+	if (on && sk == d->rx->sk) {
+		d->data_ready = sk->sk_data_ready;
+		d->state_change = sk->sk_state_change;
+		sk->sk_data_ready = driven_data_ready;
+		sk->sk_state_change = driven_state_change;
+	} else if (on) {
+		d->write_space = sk->sk_write_space;
+		sk->sk_write_space = driven_write_space;
+	} else if (sk == d->rx->sk) {
+		sk->sk_data_ready = d->data_ready;
+		sk->sk_state_change = d->state_change;
+	} else {
+		sk->sk_write_space = d->write_space;
+	}
+	sk->sk_user_data = on ? d : NULL;
+	write_unlock_bh(&sk->sk_callback_lock);
+}
+
+/* Sends the stream without blocking: -EAGAIN waits for sk_write_space. */
+static int driven_send(struct driven *d, int *eagain)
+{
+	u64 base = 0, off = 0, filled = U64_MAX, total = (u64)mib << 20;
+	u8 *buf = vmalloc(CHUNK);
+	int i, n, seen, err = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	while (!err && off < total) {
+		/* buf holds the stream from base, CHUNK bytes */
+		struct kvec iov = { .iov_base = buf + (off - base),
+				    .iov_len = min_t(u64, base + CHUNK, total) - off };
+		struct msghdr msg = { .msg_flags = MSG_DONTWAIT };
+
+		if (filled != base) {
+			for (i = 0; i < CHUNK; i++)
+				buf[i] = pattern(base + i, 0);
+			filled = base;
+		}
+		seen = atomic_read(&d->space);
+		n = kernel_sendmsg(d->tx, &msg, &iov, 1, iov.iov_len);
+		if (n > 0) {
+			off += n;
+			if (off == base + CHUNK)
+				base = off;
+		} else if (n == -EAGAIN) {
+			(*eagain)++;
+			/* the reader waited for this: the buffers are full */
+			if (!READ_ONCE(d->go)) {
+				WRITE_ONCE(d->go, true);
+				queue_work(system_wq, &d->work);
+			}
+			if (!wait_event_timeout(d->wait, atomic_read(&d->space) != seen, 30 * HZ)) {
+				pr_err("driven: no sk_write_space in 30 s at %llu\n", off);
+				err = -ETIMEDOUT;
+			}
+		} else {
+			err = n ?: -EPIPE;
+		}
+	}
+	vfree(buf);
+	return err;
+}
+
+static int test_driven(struct pair *p)
+{
+	struct driven d = { .rx = p->s, .tx = p->c, .err = 1 };
+	int eagain = 0, err;
+
+	d.buf = vmalloc(CHUNK);
+	if (!d.buf)
+		return -ENOMEM;
+	INIT_WORK(&d.work, driven_read);
+	init_waitqueue_head(&d.wait);
+	driven_hook(d.rx->sk, &d, true);
+	driven_hook(d.tx->sk, &d, true);
+	err = driven_send(&d, &eagain) ?: kernel_sock_shutdown(d.tx, SHUT_WR);
+	/* (a sender that never met -EAGAIN fails below) */
+	WRITE_ONCE(d.go, true);
+	queue_work(system_wq, &d.work);
+	if (!err && !wait_event_timeout(d.wait, d.err != 1, 60 * HZ)) {
+		pr_err("driven: the reader is at %llu after 60 s\n", d.got);
+		err = -ETIMEDOUT;
+	}
+	driven_hook(d.tx->sk, &d, false);
+	driven_hook(d.rx->sk, &d, false);
+	cancel_work_sync(&d.work);
+	vfree(d.buf);
+	err = err ?: d.err;
+	pr_info("driven: %u MiB, %d data_ready, %d write_space after %d EAGAIN, %d state changes (last %d)\n",
+		mib, atomic_read(&d.ready), atomic_read(&d.space), eagain,
+		atomic_read(&d.states), d.state);
+	if (!err && (!eagain || !atomic_read(&d.space) || d.state != TCP_CLOSE_WAIT)) {
+		pr_err("driven: want an EAGAIN, a write_space, and a state change (to CLOSE_WAIT)\n");
+		err = -EINVAL;
+	}
+	return err;
+}
+
 static int __init sdp_ktest_init(void)
 {
 	struct pair p = {};
@@ -518,7 +717,7 @@ static int __init sdp_ktest_init(void)
 		goto done;
 	}
 	if (strcmp(test, "stream") && strcmp(test, "pages") && strcmp(test, "cork") &&
-	    strcmp(test, "keepalive") && strcmp(test, "shutdown"))
+	    strcmp(test, "keepalive") && strcmp(test, "shutdown") && strcmp(test, "driven"))
 		return -EINVAL;
 	err = make_pair(&p, !strcmp(test, "keepalive") ? 1 : 7200);
 	if (err) {
@@ -531,9 +730,11 @@ static int __init sdp_ktest_init(void)
 		err = test_shutdown(&p);
 	else if (!strcmp(test, "cork"))
 		err = test_cork(&p);
+	else if (!strcmp(test, "driven"))
+		err = test_driven(&p);
 	else
 		err = test_keepalive(&p);
-	if (!err && strcmp(test, "shutdown"))
+	if (!err && strcmp(test, "shutdown") && strcmp(test, "driven"))
 		err = kernel_sock_shutdown(p.c, SHUT_WR);
 out:
 	free_pair(&p);
