@@ -13,7 +13,6 @@
 #   scripts/deps.sh --kselftest      kselftest_harness.h and kselftest.h
 #   scripts/deps.sh --kbuild-deps    what building a kernel takes (scripts/debug-kernel)
 #   scripts/deps.sh --nginx          the unpacked nginx binary the program tests run
-#   scripts/deps.sh --drbd           the unpacked drbd-utils tree sdp_drbd.sh runs
 set -euo pipefail
 
 # dwarves: pahole, which 6.12's kbuild runs to give a module its BTF.
@@ -128,9 +127,8 @@ fetch_kernel()
 }
 
 # Programs the tests run that Debian 12 has but that must not be installed on
-# the host: unpacked (dpkg -x) into $SDP_CACHE/PKG/root. nginx's package
-# would start a web server; drbd-utils' would manage DRBD resources at boot.
-# Their libraries are in PKGS.
+# the host: unpacked (dpkg -x) into $SDP_CACHE/PKG/root (nginx's package
+# would start a web server). Their libraries are in PKGS.
 fetch_unpacked()
 {
 	local pkg=$1 dir=$SDP_CACHE/$1
@@ -170,10 +168,8 @@ case "${1:-}" in
 "")
 	install_pkgs "${PKGS[@]}"
 	fetch_unpacked nginx
-	fetch_unpacked drbd-utils
 	;;
 --nginx) echo "$SDP_CACHE/nginx/root/usr/sbin/nginx" ;;
---drbd) echo "$SDP_CACHE/drbd-utils/root" ;;
 --kver) kver_of "$2" ;;
 --kernel)
 	kver=$(kver_of "$2")
