@@ -680,7 +680,7 @@ static int test_driven(struct pair *p)
 	d.buf = vmalloc(CHUNK);
 	if (!d.buf)
 		return -ENOMEM;
-	INIT_WORK(&d.work, driven_read);
+	INIT_WORK_ONSTACK(&d.work, driven_read);
 	init_waitqueue_head(&d.wait);
 	driven_hook(d.rx->sk, &d, true);
 	driven_hook(d.tx->sk, &d, true);
@@ -695,6 +695,7 @@ static int test_driven(struct pair *p)
 	driven_hook(d.tx->sk, &d, false);
 	driven_hook(d.rx->sk, &d, false);
 	cancel_work_sync(&d.work);
+	destroy_work_on_stack(&d.work);
 	vfree(d.buf);
 	err = err ?: d.err;
 	pr_info("driven: %u MiB, %d data_ready, %d write_space after %d EAGAIN, %d state changes (last %d)\n",
