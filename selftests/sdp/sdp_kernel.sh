@@ -40,13 +40,12 @@ pages_rdma()
 	sdp_rdma_proven $((2 * MIB << 20)) 1
 }
 
-# over_fallback TEST: the kernel test over the fallback (net.sdp.enabled=0)
-over_fallback()
+stream_fallback()
 {
 	local fb=$(sdp_stat FallbackPolicy) tx=$(sdp_stat TxBytes) rc=0
 
 	sysctl -qw net.sdp.enabled=0
-	sdp_ktest test="$1" mib=$MIB || rc=1
+	sdp_ktest test=stream mib=$MIB || rc=1
 	sysctl -qw net.sdp.enabled=1
 	[ $rc -eq 0 ] || return 1
 	# the listener serves TCP only; the client falls back by policy
@@ -107,7 +106,7 @@ KTAP_CLASS=
 ktap_plan 8
 ktap_check "kernel stream, ${MIB} MiB each way, helpers set: byte-exact over RDMA" stream_rdma
 ktap_check "kernel stream, one way as pages (sendpage / MSG_SPLICE_PAGES): byte-exact over RDMA" pages_rdma
-ktap_check "kernel stream over the fallback (net.sdp.enabled=0): byte-exact" over_fallback stream
+ktap_check "kernel stream over the fallback (net.sdp.enabled=0): byte-exact" stream_fallback
 ktap_check "kernel stream driven by sk_data_ready and sk_write_space, MSG_DONTWAIT: byte-exact over RDMA" driven_rdma
 ktap_check "kernel_sock_shutdown() of both ends under two senders: they return, nothing hangs" shutdown_both
 ktap_check "tcp_sock_set_cork() holds a write, uncorking sends it" cork

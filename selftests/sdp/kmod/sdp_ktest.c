@@ -59,6 +59,21 @@ static u8 pattern(u64 off, int who)
 	return (u8)(off * 31 + (off >> 12) + who * 101);
 }
 
+/* @n bytes received at stream offset @off of side @who: 0, or -EILSEQ. */
+static int check_bytes(const u8 *buf, int n, u64 off, int who)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (buf[i] != pattern(off + i, who)) {
+			pr_err("stream %d: byte %llu is %#x, not %#x\n", who,
+			       off + i, buf[i], pattern(off + i, who));
+			return -EILSEQ;
+		}
+	}
+	return 0;
+}
+
 /*
  * Every helper a driver may call, on our socket: each writes into it as a
  * struct tcp_sock or a struct sock. @idle: keepalive after that many
@@ -229,7 +244,7 @@ static int recv_stream(struct socket *sock, int who)
 {
 	u64 off = 0, total = (u64)mib << 20;
 	u8 *buf = vmalloc(CHUNK);
-	int i, n, err = 0;
+	int n, err = 0;
 
 	if (!buf)
 		return -ENOMEM;
@@ -243,14 +258,7 @@ static int recv_stream(struct socket *sock, int who)
 			err = n ?: -EPIPE;
 			break;
 		}
-		for (i = 0; i < n; i++) {
-			if (buf[i] != pattern(off + i, who)) {
-				pr_err("stream %d: byte %llu is %#x, not %#x\n", who,
-				       off + i, buf[i], pattern(off + i, who));
-				err = -EILSEQ;
-				break;
-			}
-		}
+		err = check_bytes(buf, n, off, who);
 		if (err)
 			break;
 		off += n;
@@ -579,7 +587,7 @@ static void driven_read(struct work_struct *w)
 {
 	struct driven *d = container_of(w, struct driven, work);
 	u64 total = (u64)mib << 20;
-	int i, n;
+	int n;
 
 	while (READ_ONCE(d->go) && d->err == 1) {
 		struct kvec iov = { .iov_base = d->buf, .iov_len = CHUNK };
@@ -594,13 +602,7 @@ static void driven_read(struct work_struct *w)
 			d->err = n ?: (d->got == total ? 0 : -EPIPE);
 			break;
 		}
-		for (i = 0; i < n; i++) {
-			if (d->buf[i] != pattern(d->got + i, 0)) {
-				pr_err("driven: byte %llu is %#x\n", d->got + i, d->buf[i]);
-				d->err = -EILSEQ;
-				break;
-			}
-		}
+		d->err = check_bytes(d->buf, n, d->got, 0) ?: 1;
 		d->got += n;
 	}
 	wake_up(&d->wait);
