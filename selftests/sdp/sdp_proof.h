@@ -241,6 +241,8 @@ static inline int sdp_proof_begin(struct sdp_proof *p, int a, int b)
 	if ((p)->done)							\
 		break;							\
 	(p)->done = true;						\
+	/* an ASSERT that failed leaves the harness's handler armed */	\
+	_metadata->trigger = 0;						\
 	ASSERT_TRUE((p)->begun) TH_LOG("no proof was begun");		\
 	if (sdp_expected_transport() == SDP_TRANSPORT_TCP) {		\
 		for (_i = 0; _i < 2; _i++) {				\

@@ -270,10 +270,16 @@ static inline ssize_t sdp_write_full(int fd, const void *buf, size_t len)
 static inline int sdp_poll1(int fd, short events, int ms)
 {
 	struct pollfd p = { .fd = fd, .events = events };
+	double end = sdp_now() + ms / 1000.0;
+	int n;
 
-	if (poll(&p, 1, ms) <= 0)
-		return 0;
-	return p.revents;
+	/* a signal the test catches (SIGURG) must not end the wait */
+	while ((n = poll(&p, 1, ms)) < 0 && errno == EINTR && ms > 0) {
+		ms = (int)((end - sdp_now()) * 1000);
+		if (ms < 0)
+			ms = 0;
+	}
+	return n > 0 ? p.revents : 0;
 }
 
 #endif
