@@ -344,6 +344,20 @@ void sdp_rdma_reset(struct sdp_sock *ssk)
 	memset(&ssk->daddr, 0, sizeof(ssk->daddr));
 }
 
+/*
+ * The caller's wait goes on in TCP's connect(), which we already started:
+ * when it ends unconnected, TCP says EALREADY where this call says @err
+ * (EINPROGRESS to the caller that started the connect).
+ */
+static int sdp_fb_connect_on(struct socket *sock, int flags, int err)
+{
+	struct sdp_sock *ssk = sdp_sk(sock->sk);
+	int ret = sdp_fb_connect(sock, (struct sockaddr *)&ssk->fb_addr,
+				 ssk->fb_addrlen, flags);
+
+	return ret == -EALREADY ? err : ret;
+}
+
 /* __inet_stream_connect(): the same sock->state machine and errnos. */
 static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int addr_len,
 		       int flags)
@@ -420,8 +434,7 @@ static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int addr_len
 		if (err != -EINPROGRESS || (flags & O_NONBLOCK))
 			goto out;
 		release_sock(sk);
-		return sdp_fb_connect(sock, (struct sockaddr *)&ssk->fb_addr,
-				      ssk->fb_addrlen, flags);
+		return sdp_fb_connect_on(sock, flags, err);
 	}
 
 	timeo = sock_sndtimeo(sk, flags & O_NONBLOCK);
@@ -438,8 +451,7 @@ static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int addr_len
 	if (sdp_fb(ssk)) {
 		/* Fell back while we waited: TCP's connect() finishes it. */
 		release_sock(sk);
-		return sdp_fb_connect(sock, (struct sockaddr *)&ssk->fb_addr,
-				      ssk->fb_addrlen, flags);
+		return sdp_fb_connect_on(sock, flags, err);
 	}
 	if (sk->sk_state == TCP_CLOSE)
 		goto sock_error;

@@ -52,11 +52,13 @@ static void echo_loop(int fd)
 }
 
 /*
- * A TCP echo server on @ip:0 in network namespace @ns (NULL: ours), in a
- * child process; returns its pid and fills @ss with its address.
+ * A TCP server on @ip:0 in network namespace @ns (NULL: ours), in a child
+ * process; returns its pid and fills @ss with its address. It echoes, or
+ * with @backlog 0 never accepts: once one client waits in its queue, TCP
+ * drops the SYNs of the next.
  */
-static pid_t echo_server(const char *ns, const char *ip,
-			 struct sockaddr_storage *ss, socklen_t *len)
+static pid_t tcp_server(const char *ns, const char *ip, int backlog,
+			struct sockaddr_storage *ss, socklen_t *len)
 {
 	int pfd[2], l, c;
 	pid_t pid;
@@ -82,9 +84,11 @@ static pid_t echo_server(const char *ns, const char *ip,
 		if (nsfd < 0 || setns(nsfd, CLONE_NEWNET))
 			_exit(1);
 	}
-	l = sdp_listener(strchr(ip, ':') ? AF_INET6 : AF_INET, ip, 16, ss, len);
+	l = sdp_listener(strchr(ip, ':') ? AF_INET6 : AF_INET, ip, backlog, ss, len);
 	if (l < 0 || write(pfd[1], ss, sizeof(*ss)) != sizeof(*ss))
 		_exit(1);
+	while (!backlog)
+		pause();
 	signal(SIGCHLD, SIG_IGN);
 	while ((c = accept(l, NULL, NULL)) >= 0) {
 		if (!fork()) {
@@ -94,6 +98,12 @@ static pid_t echo_server(const char *ns, const char *ip,
 		close(c);
 	}
 	_exit(0);
+}
+
+static pid_t echo_server(const char *ns, const char *ip,
+			 struct sockaddr_storage *ss, socklen_t *len)
+{
+	return tcp_server(ns, ip, 16, ss, len);
 }
 
 static void stop_server(pid_t pid)
@@ -351,6 +361,48 @@ TEST(epoll_waiter_from_before_the_fallback)
 	close(ep);
 	close(fd);
 	stop_server(srv);
+}
+
+/* A blocking connect() with SO_SNDTIMEO of 1 s; returns its errno. */
+static int connect_timeo_errno(struct __test_metadata *_metadata, int family,
+			       const struct sockaddr_storage *ss, socklen_t len)
+{
+	struct timeval tv = { .tv_sec = 1 };
+	int fd = socket(family, SOCK_STREAM, 0), err;
+
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)))
+		return -1;
+	err = connect(fd, (const struct sockaddr *)ss, len) ? errno : 0;
+	if (family == sdp_family())
+		PROVE_FALLBACK(fd);
+	close(fd);
+	return err;
+}
+
+/*
+ * A connect that TCP carries on and that times out says EINPROGRESS, as
+ * TCP's own: whether TCP was chosen at once (no RDMA device on the way) or
+ * after RDMA refused. (TCP's second connect() call would say EALREADY.)
+ */
+TEST(blocking_fallback_connect_times_out_in_progress)
+{
+	const char *ns[] = { "tcponly", NULL }, *ip[] = { SDP_TCPONLY, SDP_A };
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int i, filler;
+	pid_t srv;
+
+	for (i = 0; i < 2; i++) {
+		srv = tcp_server(ns[i], ip[i], 0, &ss, &len);
+		ASSERT_LT(0, srv);
+		filler = sdp_connect(AF_INET, &ss, len);
+		ASSERT_LE(0, filler);
+		EXPECT_EQ(EINPROGRESS, connect_timeo_errno(_metadata, AF_INET, &ss, len));
+		EXPECT_EQ(EINPROGRESS, connect_timeo_errno(_metadata, sdp_family(), &ss, len))
+			TH_LOG("to %s", ip[i]);
+		close(filler);
+		stop_server(srv);
+	}
 }
 
 TEST(tcp_client_on_sdp_listener)
