@@ -22,7 +22,10 @@
  *
  * A destination that failed over RDMA goes straight to TCP for
  * net.sdp.negative_cache_ttl seconds: the first connect to a TCP-only peer
- * costs at most the short first attempt, the next ones nothing.
+ * costs at most the short first attempt, the next ones nothing. A port that
+ * refused RDMA and then TCP too has nothing listening yet, so nothing is
+ * learnt: it is forgotten, and the next connect tries RDMA again (a peer
+ * that starts listening later is reached over RDMA, not cached as TCP).
  */
 #define pr_fmt(fmt) "sdp: " fmt
 
@@ -62,24 +65,46 @@ static struct sdp_ncache_entry *sdp_ncache_slot(struct sdp_net *sn,
 	return &sn->ncache[h % SDP_NCACHE_SIZE];
 }
 
+/* @dst's entry, or NULL; the cache lock is held. */
+static struct sdp_ncache_entry *sdp_ncache_find(struct sdp_net *sn,
+						const struct sockaddr_storage *dst)
+{
+	struct sdp_ncache_entry *e;
+	struct in6_addr a;
+	__be16 port;
+
+	sdp_ncache_key(dst, &a, &port);
+	e = sdp_ncache_slot(sn, &a, port);
+	return e->reason && e->port == port && ipv6_addr_equal(&e->addr, &a) ?
+	       e : NULL;
+}
+
 /* Did @dst fail over RDMA within the last negative_cache_ttl seconds? */
 static bool sdp_ncache_hit(struct net *net, const struct sockaddr_storage *dst)
 {
 	struct sdp_net *sn = sdp_net(net);
 	struct sdp_ncache_entry *e;
-	struct in6_addr a;
-	__be16 port;
 	bool hit;
 
 	if (!READ_ONCE(sn->ncache_ttl))
 		return false;
-	sdp_ncache_key(dst, &a, &port);
 	spin_lock_bh(&sn->ncache_lock);
-	e = sdp_ncache_slot(sn, &a, port);
-	hit = e->reason && e->port == port && ipv6_addr_equal(&e->addr, &a) &&
-	      time_before(jiffies, e->expires);
+	e = sdp_ncache_find(sn, dst);
+	hit = e && time_before(jiffies, e->expires);
 	spin_unlock_bh(&sn->ncache_lock);
 	return hit;
+}
+
+static void sdp_ncache_forget(struct net *net, const struct sockaddr_storage *dst)
+{
+	struct sdp_net *sn = sdp_net(net);
+	struct sdp_ncache_entry *e;
+
+	spin_lock_bh(&sn->ncache_lock);
+	e = sdp_ncache_find(sn, dst);
+	if (e)
+		e->reason = SDP_FB_NONE;
+	spin_unlock_bh(&sn->ncache_lock);
 }
 
 /* Remember that @dst failed; one entry per slot, the newest wins. */
@@ -236,6 +261,10 @@ static void sdp_fb_error_report(struct sock *t)
 	ssk = t->sk_user_data;
 	if (ssk) {
 		sdp_fb_mirror_err(ssk, t);
+		/* (only a connect sees ECONNREFUSED) */
+		if (READ_ONCE(t->sk_err) == ECONNREFUSED &&
+		    ssk->fb_reason == SDP_FB_REJECTED)
+			sdp_ncache_forget(sock_net(t), &ssk->fb_addr);
 		ssk->tcp_error_report(t);
 	}
 	read_unlock_bh(&t->sk_callback_lock);

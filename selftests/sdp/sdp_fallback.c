@@ -405,6 +405,41 @@ TEST(blocking_fallback_connect_times_out_in_progress)
 	}
 }
 
+/*
+ * A port that refused RDMA and then TCP has nothing listening: nothing is
+ * remembered, so once it listens SDP reaches it over RDMA (DRBD's peers
+ * each connect before the other listens).
+ */
+TEST(refused_port_then_listens_over_rdma)
+{
+	long long refused = sdp_stat("FallbackRejected");
+	struct sockaddr_storage ss;
+	socklen_t len = sdp_addr(&ss, SDP_A, 0);
+	int l = socket(sdp_family(), SOCK_STREAM, 0), c, a;
+	struct sdp_proof pr;
+	char b;
+
+	ASSERT_EQ(0, bind(l, (struct sockaddr *)&ss, len));
+	ASSERT_EQ(0, getsockname(l, (struct sockaddr *)&ss, &len));
+	EXPECT_EQ(-1, sdp_connect(sdp_family(), &ss, len));
+	EXPECT_EQ(ECONNREFUSED, errno);
+	EXPECT_EQ(refused + 1, sdp_stat("FallbackRejected"));
+	ASSERT_EQ(0, listen(l, 4));
+	c = sdp_connect(sdp_family(), &ss, len);
+	ASSERT_LE(0, c) TH_LOG("connect: %s", strerror(errno));
+	a = accept(l, NULL, NULL);
+	ASSERT_LE(0, a);
+	EXPECT_EQ(SDP_TRANSPORT_RDMA, sdp_transport(c))
+		TH_LOG("fallback reason %d", fb_reason(c));
+	ASSERT_EQ(0, sdp_proof_begin(&pr, c, a));
+	EXPECT_EQ(1, send(c, "r", 1, 0));
+	EXPECT_EQ(1, recv(a, &b, 1, MSG_WAITALL));
+	SDP_PROVE(&pr);
+	close(a);
+	close(c);
+	close(l);
+}
+
 TEST(tcp_client_on_sdp_listener)
 {
 	long long before = sdp_stat("FallbackPeerTcp");
