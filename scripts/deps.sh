@@ -13,6 +13,7 @@
 #   scripts/deps.sh --kselftest      kselftest_harness.h and kselftest.h
 #   scripts/deps.sh --kbuild-deps    what building a kernel takes (scripts/debug-kernel)
 #   scripts/deps.sh --nginx          the unpacked nginx binary the program tests run
+#   scripts/deps.sh --drbd           the unpacked drbd-utils tree sdp_drbd.sh runs
 set -euo pipefail
 
 # dwarves: pahole, which 6.12's kbuild runs to give a module its BTF.
@@ -168,8 +169,10 @@ case "${1:-}" in
 "")
 	install_pkgs "${PKGS[@]}"
 	fetch_unpacked nginx
+	fetch_unpacked drbd-utils
 	;;
 --nginx) echo "$SDP_CACHE/nginx/root/usr/sbin/nginx" ;;
+--drbd) echo "$SDP_CACHE/drbd-utils/root" ;;
 --kver) kver_of "$2" ;;
 --kernel)
 	kver=$(kver_of "$2")
