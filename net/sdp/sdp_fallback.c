@@ -273,6 +273,99 @@ static void sdp_fb_error_report(struct sock *t)
 }
 
 /*
+ * The TCP clients of a listener are children of its native socket, which
+ * TCP clones. A kernel user hooks the SDP listener (sk_state_change,
+ * sk_data_ready, sk_user_data: DRBD, nvmet-style drivers) and expects what
+ * TCP does: the listener's sk_data_ready when a child is queued, and each
+ * child established with the listener's callbacks and sk_user_data, which
+ * see it established before accept(). So the native listener's
+ * sk_data_ready calls the SDP listener's, and its sk_state_change, which
+ * the children clone, makes a child take the SDP listener's callbacks at
+ * its first state change (established) and calls them. Until then a child
+ * carries the SDP listener in sk_user_data: the listener is freed an RCU
+ * grace period late (SOCK_RCU_FREE) and, once released (SOCK_DEAD), gives
+ * nothing. sdp_fb_accept() gives the native child TCP's callbacks back.
+ */
+static void sdp_fb_listen_data_ready(struct sock *t)
+{
+	void (*cb)(struct sock *sk);
+	struct sdp_sock *lssk;
+
+	read_lock_bh(&t->sk_callback_lock);
+	lssk = t->sk_user_data;
+	/* (the SDP listener's wait queue is the native one's too) */
+	if (lssk && lssk->fb_listen_sk == t)
+		lssk->sk.sk_data_ready(&lssk->sk);
+	read_unlock_bh(&t->sk_callback_lock);
+	/* unhooked meanwhile: TCP's own, now in place */
+	cb = READ_ONCE(t->sk_data_ready);
+	if (!lssk && cb != sdp_fb_listen_data_ready)
+		cb(t);
+}
+
+static void sdp_fb_listen_state_change(struct sock *t)
+{
+	void (*cb)(struct sock *sk) = NULL;
+	struct sdp_sock *lssk;
+	struct sock *lsk;
+	bool listener;
+
+	rcu_read_lock();
+	read_lock_bh(&t->sk_callback_lock);
+	lssk = t->sk_user_data;
+	listener = lssk && lssk->fb_listen_sk == t;
+	if (listener)
+		lssk->tcp_state_change(t);	/* the native listener, shut down */
+	read_unlock_bh(&t->sk_callback_lock);
+	if (!lssk) {
+		cb = READ_ONCE(t->sk_state_change);
+		if (cb == sdp_fb_listen_state_change)
+			cb = NULL;	/* a child of a listener gone */
+	} else if (!listener) {
+		/* a child: the SDP listener's callbacks, from now on */
+		lsk = &lssk->sk;
+		read_lock_bh(&lsk->sk_callback_lock);
+		write_lock_bh(&t->sk_callback_lock);
+		if (!sock_flag(lsk, SOCK_DEAD)) {
+			t->sk_state_change = lsk->sk_state_change;
+			t->sk_data_ready = lsk->sk_data_ready;
+			if (lsk->sk_write_space != sdp_write_space)
+				t->sk_write_space = lsk->sk_write_space;
+			cb = t->sk_state_change;
+		}
+		t->sk_user_data = cb && !sk_user_data_is_nocopy(lsk) ?
+				  lsk->sk_user_data : NULL;
+		write_unlock_bh(&t->sk_callback_lock);
+		read_unlock_bh(&lsk->sk_callback_lock);
+	}
+	rcu_read_unlock();
+	if (cb)
+		cb(t);
+}
+
+/* The native socket listens: the hooks above. Its callback lock is held. */
+static void sdp_fb_hook_listen(struct sdp_sock *ssk, struct sock *t)
+{
+	sock_set_flag(&ssk->sk, SOCK_RCU_FREE);
+	ssk->tcp_state_change = t->sk_state_change;
+	ssk->tcp_data_ready = t->sk_data_ready;
+	ssk->tcp_write_space = t->sk_write_space;
+	t->sk_state_change = sdp_fb_listen_state_change;
+	t->sk_data_ready = sdp_fb_listen_data_ready;
+	t->sk_user_data = ssk;
+	ssk->fb_listen_sk = t;
+}
+
+static void sdp_fb_unhook_listen(struct sdp_sock *ssk, struct sock *t)
+{
+	if (ssk->fb_listen_sk != t)
+		return;
+	t->sk_state_change = ssk->tcp_state_change;
+	t->sk_data_ready = ssk->tcp_data_ready;
+	ssk->fb_listen_sk = NULL;
+}
+
+/*
  * Tie the native socket to the SDP socket: it wakes the SDP socket's
  * waiters and reports its errors there. The SDP sock must have its socket.
  * SIGIO and SIGURG go to the owner of the program's file: the native
@@ -287,6 +380,9 @@ void sdp_fb_attach(struct sdp_sock *ssk)
 	struct sock *t = ssk->tcp->sk;
 
 	write_lock_bh(&t->sk_callback_lock);
+	/* a native listener no longer listens: no more children */
+	if (t->sk_user_data == ssk)
+		sdp_fb_unhook_listen(ssk, t);
 	if (t->sk_error_report != sdp_fb_error_report) {
 		ssk->tcp_error_report = t->sk_error_report;
 		t->sk_error_report = sdp_fb_error_report;
@@ -305,7 +401,9 @@ void sdp_fb_detach(struct sdp_sock *ssk, struct socket *tcp)
 
 	write_lock_bh(&t->sk_callback_lock);
 	if (t->sk_user_data == ssk) {
-		t->sk_error_report = ssk->tcp_error_report;
+		if (t->sk_error_report == sdp_fb_error_report)
+			t->sk_error_report = ssk->tcp_error_report;
+		sdp_fb_unhook_listen(ssk, t);
 		t->sk_user_data = NULL;
 	}
 	/* sock_release() frees the inode only of a socket without a file */
@@ -535,6 +633,11 @@ int sdp_fb_listen(struct sdp_sock *ssk, int backlog)
 	err = kernel_listen(tcp, backlog);
 	if (err && may_listen && ssk->sk.sk_socket)
 		sdp_fb_attach(ssk);
+	if (!err && may_listen) {
+		write_lock_bh(&tcp->sk->sk_callback_lock);
+		sdp_fb_hook_listen(ssk, tcp->sk);
+		write_unlock_bh(&tcp->sk->sk_callback_lock);
+	}
 	return err;
 }
 
@@ -544,11 +647,22 @@ int sdp_fb_accept(struct sdp_sock *lssk, struct socket *newsock, int flags,
 {
 	struct sdp_sock *child;
 	struct socket *tcp;
+	struct sock *t;
 	int err;
 
 	err = kernel_accept(lssk->tcp, &tcp, flags & O_NONBLOCK);
 	if (err)
 		return err;
+	/* TCP's callbacks again: the SDP child has the listener's (below) */
+	t = tcp->sk;
+	lock_sock(t);
+	write_lock_bh(&t->sk_callback_lock);
+	t->sk_state_change = lssk->tcp_state_change;
+	t->sk_data_ready = lssk->tcp_data_ready;
+	t->sk_write_space = lssk->tcp_write_space;
+	t->sk_user_data = NULL;
+	write_unlock_bh(&t->sk_callback_lock);
+	release_sock(t);
 	child = sdp_sk_alloc(sock_net(&lssk->sk), newsock, kern);
 	if (!child) {
 		sock_release(tcp);

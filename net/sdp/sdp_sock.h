@@ -121,6 +121,11 @@ struct sdp_sock {
 	struct sdp_policy	*policy;	/* SDP_POLICY, or NULL: SDP always */
 	bool			family_fixed;	/* SDP_FAMILY was set */
 	void			(*tcp_error_report)(struct sock *sk);
+	/* a listener's native socket: its own callbacks, TCP's (fallback) */
+	struct sock		*fb_listen_sk;
+	void			(*tcp_state_change)(struct sock *sk);
+	void			(*tcp_data_ready)(struct sock *sk);
+	void			(*tcp_write_space)(struct sock *sk);
 	struct sockaddr_storage	saddr;		/* as rdma_cm saw them */
 	struct sockaddr_storage	daddr;
 	struct work_struct	teardown_work;

@@ -102,8 +102,20 @@ accept_hook()
 	sdp_rdma_proven 0 1 0
 }
 
+# TCP clients of a kernel listener that serves TCP only: the hooks as well
+accept_hook_fallback()
+{
+	local fb=$(sdp_stat FallbackPolicy) rc=0
+	sysctl -qw net.sdp.enabled=0
+	sdp_ktest test=accept || rc=1
+	sysctl -qw net.sdp.enabled=1
+	[ $rc -eq 0 ] || return 1
+	[ "$(sdp_stat FallbackPolicy)" -ge $((fb + 2)) ] ||
+		{ echo "# FallbackPolicy $fb -> $(sdp_stat FallbackPolicy)"; return 1; }
+	echo "# PROOF fallback reason Policy"
+}
 KTAP_CLASS=
-ktap_plan 8
+ktap_plan 9
 ktap_check "kernel stream, ${MIB} MiB each way, helpers set: byte-exact over RDMA" stream_rdma
 ktap_check "kernel stream, one way as pages (sendpage / MSG_SPLICE_PAGES): byte-exact over RDMA" pages_rdma
 ktap_check "kernel stream over the fallback (net.sdp.enabled=0): byte-exact" stream_fallback
@@ -111,5 +123,6 @@ ktap_check "kernel stream driven by sk_data_ready and sk_write_space, MSG_DONTWA
 ktap_check "kernel_sock_shutdown() of both ends under two senders: they return, nothing hangs" shutdown_both
 ktap_check "tcp_sock_set_cork() holds a write, uncorking sends it" cork
 ktap_check "keepalive set with tcp_sock_set_keepidle/keepintvl probes an idle connection" keepalive
-ktap_check "a listener's sk_state_change and sk_user_data are its children's (DRBD's accept)" accept_hook
+ktap_check "a listener's sk_state_change, sk_data_ready and sk_user_data: called, and its children's (DRBD's accept)" accept_hook
+ktap_check "the same for TCP clients of a listener on the fallback" accept_hook_fallback
 ktap_finished

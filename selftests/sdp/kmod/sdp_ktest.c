@@ -452,7 +452,10 @@ static int test_keepalive(struct pair *p)
 struct door {
 	struct completion bell;
 	struct sock *listener;
+	atomic_t queued;
+	wait_queue_head_t wait;
 	void (*state_change)(struct sock *sk);
+	void (*data_ready)(struct sock *sk);
 };
 
 /* DRBD's way to learn of a connection: the listener's state change hook. */
@@ -465,10 +468,23 @@ static void door_state_change(struct sock *sk)
 	d->state_change(sk);
 }
 
+/* nvmet-tcp's: the listener's sk_data_ready, a child is queued. */
+static void door_data_ready(struct sock *sk)
+{
+	struct door *d = sk->sk_user_data;
+
+	if (sk == d->listener) {
+		atomic_inc(&d->queued);
+		wake_up(&d->wait);
+	}
+	d->data_ready(sk);
+}
+
 static void door_off(struct sock *sk, struct door *d)
 {
 	write_lock_bh(&sk->sk_callback_lock);
 	sk->sk_state_change = d->state_change;
+	sk->sk_data_ready = d->data_ready;
 	sk->sk_user_data = NULL;
 	write_unlock_bh(&sk->sk_callback_lock);
 }
@@ -482,15 +498,19 @@ static int test_accept(void)
 	int err;
 
 	init_completion(&d.bell);
+	init_waitqueue_head(&d.wait);
 	err = make_listener(&p, &sin);
 	if (err)
 		goto out;
 	sk = p.l->sk;
 	d.listener = sk;
+	/* after listen(), as nvmet-tcp does (DRBD hooks before) */
 	write_lock_bh(&sk->sk_callback_lock);
 	d.state_change = sk->sk_state_change;
+	d.data_ready = sk->sk_data_ready;
 	sk->sk_user_data = &d;
 	sk->sk_state_change = door_state_change;
+	sk->sk_data_ready = door_data_ready;
 	write_unlock_bh(&sk->sk_callback_lock);
 	err = sock_create_kern(&init_net, family, SOCK_STREAM, IPPROTO_TCP, &p.c) ?:
 	      kernel_connect(p.c, (struct sockaddr *)&sin, sizeof(sin), 0);
@@ -501,16 +521,22 @@ static int test_accept(void)
 		err = -ETIMEDOUT;
 		goto off;
 	}
+	if (!wait_event_timeout(d.wait, atomic_read(&d.queued), 10 * HZ)) {
+		pr_err("accept: the listener's sk_data_ready was not called\n");
+		err = -ETIMEDOUT;
+		goto off;
+	}
 	err = kernel_accept(p.l, &p.s, 0);
 	if (err)
 		goto off;
-	if (p.s->sk->sk_user_data != &d || p.s->sk->sk_state_change != door_state_change) {
-		pr_err("accept: the child lacks the listener's hook or user data\n");
+	if (p.s->sk->sk_user_data != &d || p.s->sk->sk_state_change != door_state_change ||
+	    p.s->sk->sk_data_ready != door_data_ready) {
+		pr_err("accept: the child lacks the listener's hooks or user data\n");
 		err = -EINVAL;
 	}
 	door_off(p.s->sk, &d);
 	if (!err)
-		pr_info("accept: the child inherited the hook, which saw it established\n");
+		pr_info("accept: the child inherited the hooks; established, it rang, and the listener's data_ready ran\n");
 off:
 	door_off(sk, &d);
 out:
