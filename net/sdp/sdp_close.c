@@ -298,6 +298,9 @@ void sdp_close(struct sock *sk, long timeout)
 		sk_stream_wait_close(sk, timeout);
 
 	sock_orphan(sk);
+	/* (a fallen-back socket's state was TCP's: TCP closes it, at release) */
+	if (sdp_fb(ssk))
+		sdp_set_state(sk, TCP_CLOSE);
 	lingering = sk->sk_state != TCP_CLOSE;
 	if (lingering)
 		sk_reset_timer(sk, &ssk->fin_timer, jiffies +

@@ -326,7 +326,8 @@ static int sdp_cm_device_removal(struct sdp_sock *ssk, struct rdma_cm_id *id)
 	mine = cmpxchg(&ssk->id, id, NULL) == id;
 	if (mine) {
 		set_bit(SDP_F_CM_GONE, &ssk->flags);
-		if (sk->sk_state != TCP_CLOSE && sk->sk_state != TCP_LISTEN)
+		if (sk->sk_state != TCP_CLOSE && sk->sk_state != TCP_LISTEN &&
+		    !sdp_fb(ssk))
 			sdp_done(sk, ECONNRESET);
 	}
 	release_sock(sk);

@@ -77,7 +77,7 @@ static void sdp_remove_one(struct ib_device *ibdev, void *client_data)
 		if (ssk->conn == c) {
 			SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_DEVICE_REMOVED);
 			sdp_conn_free(ssk);
-			if (ssk->sk.sk_state != TCP_CLOSE)
+			if (ssk->sk.sk_state != TCP_CLOSE && !sdp_fb(ssk))
 				sdp_done(&ssk->sk, ECONNRESET);
 		}
 		release_sock(&ssk->sk);

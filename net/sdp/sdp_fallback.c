@@ -366,6 +366,100 @@ static void sdp_fb_unhook_listen(struct sdp_sock *ssk, struct sock *t)
 }
 
 /*
+ * A connection on the native socket: TCP's callbacks wake the SDP socket's
+ * waiters (the wait queue is shared); a kernel user's hooks on the SDP
+ * socket are called after them, as TCP would call them, with the SDP sock,
+ * whose sk_state follows TCP's from then on (until close() orphans it).
+ * A hook runs with the native socket's callback lock held for reading, so
+ * the SDP socket outlives it (sdp_fb_detach() takes it for writing).
+ */
+static void sdp_fb_data_ready(struct sock *t)
+{
+	void (*cb)(struct sock *sk);
+	struct sdp_sock *ssk;
+
+	read_lock_bh(&t->sk_callback_lock);
+	ssk = t->sk_user_data;
+	if (ssk) {
+		ssk->tcp_data_ready(t);
+		cb = READ_ONCE(ssk->sk.sk_data_ready);
+		/* (the same function as TCP's, unless a kernel user's) */
+		if (cb != ssk->tcp_data_ready && sdp_fb(ssk))
+			cb(&ssk->sk);
+	}
+	read_unlock_bh(&t->sk_callback_lock);
+	cb = READ_ONCE(t->sk_data_ready);
+	if (!ssk && cb != sdp_fb_data_ready)
+		cb(t);		/* detached meanwhile: TCP's own */
+}
+
+static void sdp_fb_write_space(struct sock *t)
+{
+	void (*cb)(struct sock *sk);
+	struct sdp_sock *ssk;
+
+	read_lock_bh(&t->sk_callback_lock);
+	ssk = t->sk_user_data;
+	if (ssk) {
+		ssk->tcp_write_space(t);
+		cb = READ_ONCE(ssk->sk.sk_write_space);
+		if (cb != sdp_write_space && sdp_fb(ssk))
+			cb(&ssk->sk);
+	}
+	read_unlock_bh(&t->sk_callback_lock);
+	cb = READ_ONCE(t->sk_write_space);
+	if (!ssk && cb != sdp_fb_write_space)
+		cb(t);
+}
+
+static void sdp_fb_state_change(struct sock *t)
+{
+	void (*cb)(struct sock *sk);
+	struct sdp_sock *ssk;
+	struct sock *sk;
+
+	read_lock_bh(&t->sk_callback_lock);
+	ssk = t->sk_user_data;
+	if (ssk) {
+		sk = &ssk->sk;
+		ssk->tcp_state_change(t);
+		/* (an SDP socket over RDMA has an idle native one) */
+		if (sdp_fb(ssk)) {
+			if (!sock_flag(sk, SOCK_DEAD))
+				sdp_set_state(sk, inet_sk_state_load(t));
+			cb = READ_ONCE(sk->sk_state_change);
+			if (cb != ssk->tcp_state_change)
+				cb(sk);
+		}
+	}
+	read_unlock_bh(&t->sk_callback_lock);
+	cb = READ_ONCE(t->sk_state_change);
+	if (!ssk && cb != sdp_fb_state_change)
+		cb(t);
+}
+
+static void sdp_fb_hook_conn(struct sdp_sock *ssk, struct sock *t)
+{
+	if (t->sk_data_ready == sdp_fb_data_ready)
+		return;
+	ssk->tcp_state_change = t->sk_state_change;
+	ssk->tcp_data_ready = t->sk_data_ready;
+	ssk->tcp_write_space = t->sk_write_space;
+	t->sk_state_change = sdp_fb_state_change;
+	t->sk_data_ready = sdp_fb_data_ready;
+	t->sk_write_space = sdp_fb_write_space;
+}
+
+static void sdp_fb_unhook_conn(struct sdp_sock *ssk, struct sock *t)
+{
+	if (t->sk_data_ready != sdp_fb_data_ready)
+		return;
+	t->sk_state_change = ssk->tcp_state_change;
+	t->sk_data_ready = ssk->tcp_data_ready;
+	t->sk_write_space = ssk->tcp_write_space;
+}
+
+/*
  * Tie the native socket to the SDP socket: it wakes the SDP socket's
  * waiters and reports its errors there. The SDP sock must have its socket.
  * SIGIO and SIGURG go to the owner of the program's file: the native
@@ -383,6 +477,7 @@ void sdp_fb_attach(struct sdp_sock *ssk)
 	/* a native listener no longer listens: no more children */
 	if (t->sk_user_data == ssk)
 		sdp_fb_unhook_listen(ssk, t);
+	sdp_fb_hook_conn(ssk, t);
 	if (t->sk_error_report != sdp_fb_error_report) {
 		ssk->tcp_error_report = t->sk_error_report;
 		t->sk_error_report = sdp_fb_error_report;
@@ -404,6 +499,7 @@ void sdp_fb_detach(struct sdp_sock *ssk, struct socket *tcp)
 		if (t->sk_error_report == sdp_fb_error_report)
 			t->sk_error_report = ssk->tcp_error_report;
 		sdp_fb_unhook_listen(ssk, t);
+		sdp_fb_unhook_conn(ssk, t);
 		t->sk_user_data = NULL;
 	}
 	/* sock_release() frees the inode only of a socket without a file */
@@ -674,6 +770,7 @@ int sdp_fb_accept(struct sdp_sock *lssk, struct socket *newsock, int flags,
 	sdp_tcp_inherit(child, lssk);
 	sdp_tcp_refresh(child);
 	child->transport = SDP_TRANSPORT_TCP;
+	sdp_set_state(&child->sk, inet_sk_state_load(t));
 	sdp_fb_count(child, SDP_FB_PEER_TCP);
 	newsock->ops = &sdp_proto_ops;
 	newsock->state = SS_CONNECTED;

@@ -62,6 +62,18 @@ driven_rdma()
 	sdp_rdma_proven $((MIB << 20)) 1
 }
 
+# The same over the fallback: the hooks on the SDP socket, called after TCP's
+driven_fallback()
+{
+	local fb=$(sdp_stat FallbackPolicy) tx=$(sdp_stat TxBytes) rc=0
+	sysctl -qw net.sdp.enabled=0
+	sdp_ktest test=driven mib=$MIB || rc=1
+	sysctl -qw net.sdp.enabled=1
+	[ $rc -eq 0 ] || return 1
+	[ "$(sdp_stat FallbackPolicy)" -ge $((fb + 1)) ] && [ "$(sdp_stat TxBytes)" -eq "$tx" ] ||
+		{ echo "# FallbackPolicy $fb -> $(sdp_stat FallbackPolicy), TxBytes $tx -> $(sdp_stat TxBytes)"; return 1; }
+	echo "# PROOF fallback reason Policy, no byte over RDMA"
+}
 shutdown_both()
 {
 	local tx=$(sdp_stat TxBytes)
@@ -115,11 +127,12 @@ accept_hook_fallback()
 	echo "# PROOF fallback reason Policy"
 }
 KTAP_CLASS=
-ktap_plan 9
+ktap_plan 10
 ktap_check "kernel stream, ${MIB} MiB each way, helpers set: byte-exact over RDMA" stream_rdma
 ktap_check "kernel stream, one way as pages (sendpage / MSG_SPLICE_PAGES): byte-exact over RDMA" pages_rdma
 ktap_check "kernel stream over the fallback (net.sdp.enabled=0): byte-exact" stream_fallback
 ktap_check "kernel stream driven by sk_data_ready and sk_write_space, MSG_DONTWAIT: byte-exact over RDMA" driven_rdma
+ktap_check "the same driven stream over the fallback (net.sdp.enabled=0): byte-exact, hooks called" driven_fallback
 ktap_check "kernel_sock_shutdown() of both ends under two senders: they return, nothing hangs" shutdown_both
 ktap_check "tcp_sock_set_cork() holds a write, uncorking sends it" cork
 ktap_check "keepalive set with tcp_sock_set_keepidle/keepintvl probes an idle connection" keepalive
