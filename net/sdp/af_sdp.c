@@ -209,7 +209,10 @@ static int sdp_listen(struct socket *sock, int backlog)
 
 	if (sdp_fb(ssk)) {
 		sdp_fb_sync(ssk);
-		return sdp_fb_listen(ssk, backlog);
+		lock_sock(sk);
+		err = sdp_fb_listen(ssk, backlog);
+		release_sock(sk);
+		return err;
 	}
 	lock_sock(sk);
 	if (sock->state != SS_UNCONNECTED ||

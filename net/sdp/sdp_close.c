@@ -282,6 +282,7 @@ void sdp_close(struct sock *sk, long timeout)
 	if (sdp_fb(ssk)) {
 		/* TCP's close (FIN or RST, SO_LINGER) happens at release below. */
 		sdp_fb_sync(ssk);
+		sdp_fb_quiet(ssk);
 	} else if (sk->sk_state == TCP_LISTEN) {
 		if (!test_bit(SDP_F_STOPPING, &ssk->flags))
 			sdp_listen_stop(ssk);
@@ -298,9 +299,6 @@ void sdp_close(struct sock *sk, long timeout)
 		sk_stream_wait_close(sk, timeout);
 
 	sock_orphan(sk);
-	/* (a fallen-back socket's state was TCP's: TCP closes it, at release) */
-	if (sdp_fb(ssk))
-		sdp_set_state(sk, TCP_CLOSE);
 	lingering = sk->sk_state != TCP_CLOSE;
 	if (lingering)
 		sk_reset_timer(sk, &ssk->fin_timer, jiffies +

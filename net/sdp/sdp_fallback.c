@@ -331,10 +331,15 @@ static void sdp_fb_listen_state_change(struct sock *t)
 			t->sk_data_ready = lsk->sk_data_ready;
 			if (lsk->sk_write_space != sdp_write_space)
 				t->sk_write_space = lsk->sk_write_space;
-			cb = t->sk_state_change;
+			t->sk_user_data = sk_user_data_is_nocopy(lsk) ? NULL :
+					  lsk->sk_user_data;
+		} else {
+			/* released: TCP's own, the listener's pointer gone */
+			t->sk_state_change = lssk->tcp_state_change;
+			t->sk_data_ready = lssk->tcp_data_ready;
+			t->sk_user_data = NULL;
 		}
-		t->sk_user_data = cb && !sk_user_data_is_nocopy(lsk) ?
-				  lsk->sk_user_data : NULL;
+		cb = t->sk_state_change;
 		write_unlock_bh(&t->sk_callback_lock);
 		read_unlock_bh(&lsk->sk_callback_lock);
 	}
@@ -346,6 +351,9 @@ static void sdp_fb_listen_state_change(struct sock *t)
 /* The native socket listens: the hooks above. Its callback lock is held. */
 static void sdp_fb_hook_listen(struct sdp_sock *ssk, struct sock *t)
 {
+	/* (callers detach first: TCP's own are in place) */
+	if (WARN_ON_ONCE(t->sk_state_change == sdp_fb_listen_state_change))
+		return;
 	sock_set_flag(&ssk->sk, SOCK_RCU_FREE);
 	ssk->tcp_state_change = t->sk_state_change;
 	ssk->tcp_data_ready = t->sk_data_ready;
@@ -384,7 +392,8 @@ static void sdp_fb_data_ready(struct sock *t)
 		ssk->tcp_data_ready(t);
 		cb = READ_ONCE(ssk->sk.sk_data_ready);
 		/* (the same function as TCP's, unless a kernel user's) */
-		if (cb != ssk->tcp_data_ready && sdp_fb(ssk))
+		if (cb != ssk->tcp_data_ready && sdp_fb(ssk) &&
+		    !sock_flag(&ssk->sk, SOCK_DEAD))
 			cb(&ssk->sk);
 	}
 	read_unlock_bh(&t->sk_callback_lock);
@@ -403,7 +412,8 @@ static void sdp_fb_write_space(struct sock *t)
 	if (ssk) {
 		ssk->tcp_write_space(t);
 		cb = READ_ONCE(ssk->sk.sk_write_space);
-		if (cb != sdp_write_space && sdp_fb(ssk))
+		if (cb != sdp_write_space && sdp_fb(ssk) &&
+		    !sock_flag(&ssk->sk, SOCK_DEAD))
 			cb(&ssk->sk);
 	}
 	read_unlock_bh(&t->sk_callback_lock);
@@ -424,9 +434,8 @@ static void sdp_fb_state_change(struct sock *t)
 		sk = &ssk->sk;
 		ssk->tcp_state_change(t);
 		/* (an SDP socket over RDMA has an idle native one) */
-		if (sdp_fb(ssk)) {
-			if (!sock_flag(sk, SOCK_DEAD))
-				sdp_set_state(sk, inet_sk_state_load(t));
+		if (sdp_fb(ssk) && !sock_flag(sk, SOCK_DEAD)) {
+			sdp_set_state(sk, inet_sk_state_load(t));
 			cb = READ_ONCE(sk->sk_state_change);
 			if (cb != ssk->tcp_state_change)
 				cb(sk);
@@ -459,6 +468,18 @@ static void sdp_fb_unhook_conn(struct sdp_sock *ssk, struct sock *t)
 	t->sk_write_space = ssk->tcp_write_space;
 }
 
+/* close(): no hook of the user's runs, nor the state changes, from now on. */
+void sdp_fb_quiet(struct sdp_sock *ssk)
+{
+	struct sock *t = ssk->tcp->sk;
+
+	write_lock_bh(&t->sk_callback_lock);
+	if (t->sk_user_data == ssk)
+		sdp_fb_unhook_conn(ssk, t);
+	write_unlock_bh(&t->sk_callback_lock);
+	sdp_set_state(&ssk->sk, TCP_CLOSE);
+}
+
 /*
  * Tie the native socket to the SDP socket: it wakes the SDP socket's
  * waiters and reports its errors there. The SDP sock must have its socket.
@@ -478,6 +499,9 @@ void sdp_fb_attach(struct sdp_sock *ssk)
 	if (t->sk_user_data == ssk)
 		sdp_fb_unhook_listen(ssk, t);
 	sdp_fb_hook_conn(ssk, t);
+	/* from now on sdp_fb_state_change() keeps it */
+	if (sdp_fb(ssk))
+		sdp_set_state(&ssk->sk, inet_sk_state_load(t));
 	if (t->sk_error_report != sdp_fb_error_report) {
 		ssk->tcp_error_report = t->sk_error_report;
 		t->sk_error_report = sdp_fb_error_report;
@@ -704,6 +728,9 @@ int sdp_fb_connect(struct socket *sock, struct sockaddr *uaddr, int len, int fla
 	int err;
 
 	sdp_fb_sync(ssk);
+	/* a listener shut down: the connection's hooks, not the listener's */
+	if (READ_ONCE(ssk->fb_listen_sk) == tcp->sk && ssk->sk.sk_socket)
+		sdp_fb_attach(ssk);
 	err = tcp->ops->connect(tcp, uaddr, len, flags);
 	sock->state = tcp->state;
 	sdp_fb_sync(ssk);
@@ -715,24 +742,29 @@ int sdp_fb_connect(struct socket *sock, struct sockaddr *uaddr, int len, int fla
  * sk_user_data included: it must not carry our error hook while it listens,
  * or a child would report to the listener and a closed child would call
  * itself through the saved pointer. Nothing reports errors on a listener.
+ * The listener hooks go on before it is hashed, so that no child misses
+ * them. The SDP socket is locked.
  */
 int sdp_fb_listen(struct sdp_sock *ssk, int backlog)
 {
 	struct socket *tcp = ssk->tcp;
+	struct sock *t = tcp->sk;
 	bool may_listen = tcp->state == SS_UNCONNECTED &&
-			  (1 << tcp->sk->sk_state) & (TCPF_CLOSE | TCPF_LISTEN);
+			  (1 << t->sk_state) & (TCPF_CLOSE | TCPF_LISTEN);
 	int err;
 
 	/* A socket TCP will refuse keeps its hook (it may be connected). */
-	if (may_listen)
-		sdp_fb_detach(ssk, tcp);
+	if (!may_listen || ssk->fb_listen_sk == t)
+		return kernel_listen(tcp, backlog);
+	sdp_fb_detach(ssk, tcp);
+	write_lock_bh(&t->sk_callback_lock);
+	sdp_fb_hook_listen(ssk, t);
+	write_unlock_bh(&t->sk_callback_lock);
 	err = kernel_listen(tcp, backlog);
-	if (err && may_listen && ssk->sk.sk_socket)
-		sdp_fb_attach(ssk);
-	if (!err && may_listen) {
-		write_lock_bh(&tcp->sk->sk_callback_lock);
-		sdp_fb_hook_listen(ssk, tcp->sk);
-		write_unlock_bh(&tcp->sk->sk_callback_lock);
+	if (err) {
+		sdp_fb_detach(ssk, tcp);
+		if (ssk->sk.sk_socket)
+			sdp_fb_attach(ssk);
 	}
 	return err;
 }
@@ -770,7 +802,6 @@ int sdp_fb_accept(struct sdp_sock *lssk, struct socket *newsock, int flags,
 	sdp_tcp_inherit(child, lssk);
 	sdp_tcp_refresh(child);
 	child->transport = SDP_TRANSPORT_TCP;
-	sdp_set_state(&child->sk, inet_sk_state_load(t));
 	sdp_fb_count(child, SDP_FB_PEER_TCP);
 	newsock->ops = &sdp_proto_ops;
 	newsock->state = SS_CONNECTED;

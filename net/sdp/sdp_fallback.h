@@ -20,6 +20,7 @@ int sdp_fb_reason_now(struct sdp_sock *ssk, const struct sockaddr_storage *dst);
 bool sdp_fb_allowed(struct sdp_sock *ssk);
 void sdp_fb_attach(struct sdp_sock *ssk);
 void sdp_fb_detach(struct sdp_sock *ssk, struct socket *tcp);
+void sdp_fb_quiet(struct sdp_sock *ssk);
 int sdp_fb_start(struct sdp_sock *ssk, int reason);
 void sdp_fb_ready(struct sdp_sock *ssk);
 int sdp_fb_errno(int reason);

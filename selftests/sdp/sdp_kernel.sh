@@ -40,19 +40,22 @@ pages_rdma()
 	sdp_rdma_proven $((2 * MIB << 20)) 1
 }
 
-stream_fallback()
+# over_fallback N ARGS...: the case with net.sdp.enabled=0, where the
+# listener serves TCP only and N sockets fall back by policy: no byte over RDMA
+over_fallback()
 {
-	local fb=$(sdp_stat FallbackPolicy) tx=$(sdp_stat TxBytes) rc=0
-
+	local n=$1 fb=$(sdp_stat FallbackPolicy) tx=$(sdp_stat TxBytes) rc=0
+	shift
 	sysctl -qw net.sdp.enabled=0
-	sdp_ktest test=stream mib=$MIB || rc=1
+	sdp_ktest "$@" || rc=1
 	sysctl -qw net.sdp.enabled=1
 	[ $rc -eq 0 ] || return 1
-	# the listener serves TCP only; the client falls back by policy
-	[ "$(sdp_stat FallbackPolicy)" -ge $((fb + 1)) ] && [ "$(sdp_stat TxBytes)" -eq "$tx" ] ||
+	[ "$(sdp_stat FallbackPolicy)" -ge $((fb + n)) ] && [ "$(sdp_stat TxBytes)" -eq "$tx" ] ||
 		{ echo "# FallbackPolicy $fb -> $(sdp_stat FallbackPolicy), TxBytes $tx -> $(sdp_stat TxBytes)"; return 1; }
 	echo "# PROOF fallback reason Policy, no byte over RDMA"
 }
+
+stream_fallback() { over_fallback 1 test=stream mib=$MIB; }
 
 # The reader runs from sk_data_ready, the writer from sk_write_space.
 driven_rdma()
@@ -63,17 +66,8 @@ driven_rdma()
 }
 
 # The same over the fallback: the hooks on the SDP socket, called after TCP's
-driven_fallback()
-{
-	local fb=$(sdp_stat FallbackPolicy) tx=$(sdp_stat TxBytes) rc=0
-	sysctl -qw net.sdp.enabled=0
-	sdp_ktest test=driven mib=$MIB || rc=1
-	sysctl -qw net.sdp.enabled=1
-	[ $rc -eq 0 ] || return 1
-	[ "$(sdp_stat FallbackPolicy)" -ge $((fb + 1)) ] && [ "$(sdp_stat TxBytes)" -eq "$tx" ] ||
-		{ echo "# FallbackPolicy $fb -> $(sdp_stat FallbackPolicy), TxBytes $tx -> $(sdp_stat TxBytes)"; return 1; }
-	echo "# PROOF fallback reason Policy, no byte over RDMA"
-}
+driven_fallback() { over_fallback 1 test=driven mib=$MIB; }
+
 shutdown_both()
 {
 	local tx=$(sdp_stat TxBytes)
@@ -115,17 +109,8 @@ accept_hook()
 }
 
 # TCP clients of a kernel listener that serves TCP only: the hooks as well
-accept_hook_fallback()
-{
-	local fb=$(sdp_stat FallbackPolicy) rc=0
-	sysctl -qw net.sdp.enabled=0
-	sdp_ktest test=accept || rc=1
-	sysctl -qw net.sdp.enabled=1
-	[ $rc -eq 0 ] || return 1
-	[ "$(sdp_stat FallbackPolicy)" -ge $((fb + 2)) ] ||
-		{ echo "# FallbackPolicy $fb -> $(sdp_stat FallbackPolicy)"; return 1; }
-	echo "# PROOF fallback reason Policy"
-}
+accept_hook_fallback() { over_fallback 2 test=accept; }
+
 KTAP_CLASS=
 ktap_plan 10
 ktap_check "kernel stream, ${MIB} MiB each way, helpers set: byte-exact over RDMA" stream_rdma
