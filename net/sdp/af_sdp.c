@@ -21,6 +21,7 @@
 #include "sdp_sock.h"
 #include "sdp_conn.h"
 #include "sdp_fallback.h"
+#include "sdp_trace.h"
 
 int sdp_family = AF_INET_SDP;
 module_param_named(family, sdp_family, int, 0444);
@@ -39,6 +40,10 @@ struct proto sdp_proto = {
 /* Pairs with inet_sk_state_load() in poll (inet_sk_state_store is not exported). */
 void sdp_set_state(struct sock *sk, int state)
 {
+	int old = READ_ONCE(sk->sk_state);
+
+	if (old != state)
+		trace_sdp_state(sk, old, state, READ_ONCE(sdp_sk(sk)->transport));
 	smp_store_release(&sk->sk_state, state);
 }
 

@@ -19,6 +19,7 @@
 #include "sdp_sock.h"
 #include "sdp_conn.h"
 #include "sdp_fallback.h"
+#include "sdp_trace.h"
 
 /* Where DisConn takes us, or 0 if it is not ours to send. */
 static int sdp_state_after_send_shutdown(int state)
@@ -138,6 +139,7 @@ void sdp_abort(struct sdp_sock *ssk, int err)
 /* The peer broke the protocol or the QP failed. */
 void sdp_conn_error(struct sdp_sock *ssk, int err, int mib)
 {
+	trace_sdp_conn_error(&ssk->sk, sdp_mib_name(mib), err);
 	SDP_INC_STATS(sock_net(&ssk->sk), mib);
 	sdp_abort(ssk, err);
 }

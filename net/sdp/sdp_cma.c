@@ -16,6 +16,7 @@
 
 #include "sdp_rdma.h"
 #include "sdp_fallback.h"
+#include "sdp_trace.h"
 
 static int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 
@@ -359,6 +360,7 @@ static int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	bool child;
 	int err;
 
+	trace_sdp_cm_event(sk, rdma_event_msg(ev->event), ev->status);
 	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
 		return sdp_cm_req(ssk, id, ev);
 	if (ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL)

@@ -41,6 +41,7 @@
 #include "sdp_sock.h"
 #include "sdp_conn.h"
 #include "sdp_fallback.h"
+#include "sdp_trace.h"
 
 static void sdp_ncache_key(const struct sockaddr_storage *ss, struct in6_addr *a,
 			   __be16 *port)
@@ -234,6 +235,8 @@ bool sdp_fb_allowed(struct sdp_sock *ssk)
 
 static void sdp_fb_count(struct sdp_sock *ssk, int reason)
 {
+	trace_sdp_fallback(&ssk->sk, sdp_mib_name(SDP_MIB_FALLBACK + reason),
+			   &ssk->fb_addr, ssk->fb_addrlen);
 	ssk->fb_reason = reason;
 	SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_FALLBACK + reason);
 }
@@ -629,6 +632,10 @@ void sdp_fb_or_fail(struct sdp_sock *ssk, int reason)
 /* A listener that serves TCP only. */
 void sdp_fb_listener(struct sdp_sock *lssk, int reason)
 {
+	int len = kernel_getsockname(lssk->tcp, (struct sockaddr *)&lssk->fb_addr);
+
+	/* (its own address, for the tracepoint) */
+	lssk->fb_addrlen = max(len, 0);
 	SDP_INC_STATS(sock_net(&lssk->sk), SDP_MIB_LISTEN_NO_RDMA);
 	sdp_fb_count(lssk, reason);
 }
@@ -802,6 +809,9 @@ int sdp_fb_accept(struct sdp_sock *lssk, struct socket *newsock, int flags,
 	sdp_tcp_inherit(child, lssk);
 	sdp_tcp_refresh(child);
 	child->transport = SDP_TRANSPORT_TCP;
+	/* (where the client is, for the tracepoint) */
+	err = kernel_getpeername(tcp, (struct sockaddr *)&child->fb_addr);
+	child->fb_addrlen = max(err, 0);
 	sdp_fb_count(child, SDP_FB_PEER_TCP);
 	newsock->ops = &sdp_proto_ops;
 	newsock->state = SS_CONNECTED;

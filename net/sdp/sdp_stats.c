@@ -61,6 +61,12 @@ static const char * const sdp_mib_names[SDP_MIB_MAX] = {
 	[SDP_MIB_FALLBACK + SDP_FB_RESOURCES]	= "FallbackResources",
 };
 
+/* A counter's name in /proc/net/sdp_stats (for the tracepoints). */
+const char *sdp_mib_name(int field)
+{
+	return field >= 0 && field < SDP_MIB_MAX ? sdp_mib_names[field] : "?";
+}
+
 static int sdp_stats_show(struct seq_file *seq, void *v)
 {
 	struct sdp_net *sn = sdp_net(seq_file_single_net(seq));

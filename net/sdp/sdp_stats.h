@@ -29,6 +29,7 @@ struct sdp_stats_sock {
 #define SDP_INC_STATS(net, field)	SDP_ADD_STATS(net, field, 1)
 
 int sdp_stats_net_init(struct net *net, struct sdp_net *sn);
+const char *sdp_mib_name(int field);
 void sdp_stats_net_exit(struct net *net, struct sdp_net *sn);
 
 #endif /* _NET_SDP_STATS_H */

@@ -20,6 +20,7 @@
 
 #include "sdp_rdma.h"
 #include "sdp_fallback.h"
+#include "sdp_trace.h"
 
 #define SDP_HDR	sizeof(struct sdp_bsdh)
 
@@ -155,8 +156,11 @@ void sdp_tx_push(struct sdp_sock *ssk, bool force)
 		if (c->tx_post + 1 == c->tx_head && s->len < c->snd_size &&
 		    !force && !s->oob && !sdp_partial_ok(ssk))
 			break;
-		if (sdp_tx_credits(c) <= SDP_CTRL_CREDITS)
+		if (sdp_tx_credits(c) <= SDP_CTRL_CREDITS) {
+			trace_sdp_credit_stall(&ssk->sk, sdp_tx_credits(c),
+					       c->tx_unposted_bytes);
 			break;
+		}
 		if (sdp_post_send(ssk, s, SDP_MID_DATA))
 			goto err;
 		payload = s->len - SDP_HDR;

@@ -199,6 +199,23 @@ sdp_socat_addr() { printf 'x%04x%s0000000000000000' "$2" "$(printf '%02x' ${1//.
 SDP_SPLAT_RE='BUG:|WARNING:|Oops|general protection|Kernel panic|kernel BUG|UBSAN:|KASAN:|KFENCE:|refcount_t:|list_(add|del) corruption|kmemleak: [0-9]+ new suspected|unreferenced object|INFO: task .* blocked for more than|soft lockup|hard LOCKUP|rcu: INFO|detected stall|self-detected stall|possible circular locking|possible recursive locking|inconsistent lock state|sleeping function called from invalid context|scheduling while atomic|suspicious RCU usage|DEBUG_LOCKS_WARN_ON|ODEBUG:|Call Trace:|page allocation failure|stack-protector|Unable to handle kernel'
 
 # sdp_kmsg_mark NAME: put a unique marker into the kernel log; prints it.
+# The sdp tracepoints, on for the rest of the run. Enabling an event patches
+# kernel text (static keys and calls), and under TCG a CPU can keep hitting
+# the int3 of a site another CPU has finished rewriting: a soft lockup was
+# seen in __schedule, which ftrace's command-line recorder hooks when the
+# first event goes on. So: once, right after the module loads (scripts/
+# check-guest), without the recorder; the tests only clear and read the
+# buffer.
+SDP_TRACEFS=/sys/kernel/tracing
+sdp_trace_on()
+{
+	[ -d $SDP_TRACEFS/events ] || mount -t tracefs nodev $SDP_TRACEFS 2>/dev/null
+	[ -w $SDP_TRACEFS/events/sdp/enable ] || return 1
+	[ "$(cat $SDP_TRACEFS/events/sdp/enable)" = 1 ] && return 0
+	echo 0 >$SDP_TRACEFS/options/record-cmd &&
+		echo 1 >$SDP_TRACEFS/events/sdp/enable
+}
+
 sdp_kmsg_mark()
 {
 	local m="sdp-ksft-mark $1 $$-$RANDOM-$(date +%s%N)"

@@ -14,6 +14,7 @@
 #include <netinet/tcp.h>
 #include <rdma/rdma_cma.h>
 #include <infiniband/verbs.h>
+#include <sys/mount.h>
 #include <sys/time.h>
 
 #include "kselftest_harness.h"
@@ -376,7 +377,65 @@ TEST_F(evil_client, abort_resets)
 	EXPECT_EQ(before + 1, sdp_stat("AbortRcvd"));
 }
 
-/* Send @h (and @len payload bytes), expect a reset counted in @counter. */
+#define TRACEFS	"/sys/kernel/tracing"
+
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC), ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/*
+ * The trace buffer emptied, the sdp_conn_error tracepoint on. It stays on:
+ * scripts/check-guest turns the sdp events on once (sdp_trace_on in lib.sh
+ * says why), so here it normally is already.
+ */
+static int conn_error_trace(void)
+{
+	char on = 0;
+	int fd;
+
+	if (access(TRACEFS "/events", F_OK))
+		mount("nodev", TRACEFS, "tracefs", 0, NULL);
+	fd = open(TRACEFS "/events/sdp/sdp_conn_error/enable", O_RDONLY);
+	if (fd < 0 || read(fd, &on, 1) != 1)
+		on = 0;
+	if (fd >= 0)
+		close(fd);
+	if (on != '1' && (write_file(TRACEFS "/options/record-cmd", "0") ||
+			  write_file(TRACEFS "/events/sdp/sdp_conn_error/enable", "1")))
+		return -1;
+	return write_file(TRACEFS "/trace", "");
+}
+
+/* Did the tracepoint say a connection was reset for @why? */
+static bool conn_error_traced(const char *why)
+{
+	static char buf[1 << 16];
+	int fd = open(TRACEFS "/trace", O_RDONLY);
+	size_t got = 0;
+	ssize_t n = 0;
+	char want[64];
+
+	while (fd >= 0 && got < sizeof(buf) - 1 &&
+	       (n = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0)
+		got += n;
+	if (fd >= 0)
+		close(fd);
+	buf[got] = 0;
+	snprintf(want, sizeof(want), " %s err=%d", why, ECONNRESET);
+	return strstr(buf, "sdp_conn_error:") && strstr(buf, want);
+}
+
+/*
+ * Send @h (and @len payload bytes), expect a reset counted in @counter and
+ * traced (sdp_conn_error) with that reason.
+ */
 static void expect_fault(struct __test_metadata *_metadata,
 			 FIXTURE_DATA(evil_client) *self, struct bsdh *h,
 			 uint32_t len, const char *counter)
@@ -384,11 +443,13 @@ static void expect_fault(struct __test_metadata *_metadata,
 	static char payload[PEER_SIZE];
 	long long before = sdp_stat(counter), aborts = sdp_stat("AbortSent");
 
+	ASSERT_EQ(0, conn_error_trace());
 	ASSERT_EQ(0, send_raw(&self->p, h, payload, len));
 	EXPECT_RESET(self);
 	EXPECT_EQ(before + 1, sdp_stat(counter));
 	EXPECT_EQ(aborts + 1, sdp_stat("AbortSent"));
 	EXPECT_TRUE(peer_wait_for(&self->p, MID_ABORT));
+	EXPECT_TRUE(conn_error_traced(counter)) TH_LOG("no sdp_conn_error %s", counter);
 }
 
 static void next_header(struct peer *p, struct bsdh *h, uint8_t mid, uint32_t len)
