@@ -275,6 +275,22 @@ static void sdp_fb_error_report(struct sock *t)
 		t->sk_error_report(t);
 }
 
+/* TCP's own callbacks of @t, kept in @ssk before ours replace them. */
+static void sdp_fb_save_tcp(struct sdp_sock *ssk, const struct sock *t)
+{
+	ssk->tcp_state_change = t->sk_state_change;
+	ssk->tcp_data_ready = t->sk_data_ready;
+	ssk->tcp_write_space = t->sk_write_space;
+}
+
+/* ... and put back on @t (a native socket, or a child cloned from it). */
+static void sdp_fb_restore_tcp(const struct sdp_sock *ssk, struct sock *t)
+{
+	t->sk_state_change = ssk->tcp_state_change;
+	t->sk_data_ready = ssk->tcp_data_ready;
+	t->sk_write_space = ssk->tcp_write_space;
+}
+
 /*
  * The TCP clients of a listener are children of its native socket, which
  * TCP clones. A kernel user hooks the SDP listener (sk_state_change,
@@ -338,8 +354,7 @@ static void sdp_fb_listen_state_change(struct sock *t)
 					  lsk->sk_user_data;
 		} else {
 			/* released: TCP's own, the listener's pointer gone */
-			t->sk_state_change = lssk->tcp_state_change;
-			t->sk_data_ready = lssk->tcp_data_ready;
+			sdp_fb_restore_tcp(lssk, t);
 			t->sk_user_data = NULL;
 		}
 		cb = t->sk_state_change;
@@ -358,9 +373,7 @@ static void sdp_fb_hook_listen(struct sdp_sock *ssk, struct sock *t)
 	if (WARN_ON_ONCE(t->sk_state_change == sdp_fb_listen_state_change))
 		return;
 	sock_set_flag(&ssk->sk, SOCK_RCU_FREE);
-	ssk->tcp_state_change = t->sk_state_change;
-	ssk->tcp_data_ready = t->sk_data_ready;
-	ssk->tcp_write_space = t->sk_write_space;
+	sdp_fb_save_tcp(ssk, t);
 	t->sk_state_change = sdp_fb_listen_state_change;
 	t->sk_data_ready = sdp_fb_listen_data_ready;
 	t->sk_user_data = ssk;
@@ -371,8 +384,7 @@ static void sdp_fb_unhook_listen(struct sdp_sock *ssk, struct sock *t)
 {
 	if (ssk->fb_listen_sk != t)
 		return;
-	t->sk_state_change = ssk->tcp_state_change;
-	t->sk_data_ready = ssk->tcp_data_ready;
+	sdp_fb_restore_tcp(ssk, t);
 	ssk->fb_listen_sk = NULL;
 }
 
@@ -454,9 +466,7 @@ static void sdp_fb_hook_conn(struct sdp_sock *ssk, struct sock *t)
 {
 	if (t->sk_data_ready == sdp_fb_data_ready)
 		return;
-	ssk->tcp_state_change = t->sk_state_change;
-	ssk->tcp_data_ready = t->sk_data_ready;
-	ssk->tcp_write_space = t->sk_write_space;
+	sdp_fb_save_tcp(ssk, t);
 	t->sk_state_change = sdp_fb_state_change;
 	t->sk_data_ready = sdp_fb_data_ready;
 	t->sk_write_space = sdp_fb_write_space;
@@ -466,9 +476,7 @@ static void sdp_fb_unhook_conn(struct sdp_sock *ssk, struct sock *t)
 {
 	if (t->sk_data_ready != sdp_fb_data_ready)
 		return;
-	t->sk_state_change = ssk->tcp_state_change;
-	t->sk_data_ready = ssk->tcp_data_ready;
-	t->sk_write_space = ssk->tcp_write_space;
+	sdp_fb_restore_tcp(ssk, t);
 }
 
 /* close(): no hook of the user's runs, nor the state changes, from now on. */
@@ -632,10 +640,10 @@ void sdp_fb_or_fail(struct sdp_sock *ssk, int reason)
 /* A listener that serves TCP only. */
 void sdp_fb_listener(struct sdp_sock *lssk, int reason)
 {
-	int len = kernel_getsockname(lssk->tcp, (struct sockaddr *)&lssk->fb_addr);
-
-	/* (its own address, for the tracepoint) */
-	lssk->fb_addrlen = max(len, 0);
+	/* (its own address, for the tracepoint only) */
+	if (trace_sdp_fallback_enabled())
+		lssk->fb_addrlen = max(kernel_getsockname(lssk->tcp,
+				(struct sockaddr *)&lssk->fb_addr), 0);
 	SDP_INC_STATS(sock_net(&lssk->sk), SDP_MIB_LISTEN_NO_RDMA);
 	sdp_fb_count(lssk, reason);
 }
@@ -792,9 +800,7 @@ int sdp_fb_accept(struct sdp_sock *lssk, struct socket *newsock, int flags,
 	t = tcp->sk;
 	lock_sock(t);
 	write_lock_bh(&t->sk_callback_lock);
-	t->sk_state_change = lssk->tcp_state_change;
-	t->sk_data_ready = lssk->tcp_data_ready;
-	t->sk_write_space = lssk->tcp_write_space;
+	sdp_fb_restore_tcp(lssk, t);
 	t->sk_user_data = NULL;
 	write_unlock_bh(&t->sk_callback_lock);
 	release_sock(t);
@@ -809,9 +815,10 @@ int sdp_fb_accept(struct sdp_sock *lssk, struct socket *newsock, int flags,
 	sdp_tcp_inherit(child, lssk);
 	sdp_tcp_refresh(child);
 	child->transport = SDP_TRANSPORT_TCP;
-	/* (where the client is, for the tracepoint) */
-	err = kernel_getpeername(tcp, (struct sockaddr *)&child->fb_addr);
-	child->fb_addrlen = max(err, 0);
+	/* (where the client is, for the tracepoint only) */
+	if (trace_sdp_fallback_enabled())
+		child->fb_addrlen = max(kernel_getpeername(tcp,
+				(struct sockaddr *)&child->fb_addr), 0);
 	sdp_fb_count(child, SDP_FB_PEER_TCP);
 	newsock->ops = &sdp_proto_ops;
 	newsock->state = SS_CONNECTED;

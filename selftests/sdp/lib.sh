@@ -223,13 +223,17 @@ sdp_kmsg_mark()
 	echo "$m"
 }
 
+# sdp_kmsg_since MARKER: the kernel log after MARKER; fails if MARKER has
+# left the ring buffer.
+sdp_kmsg_since() { dmesg | awk -v m="$1" 'seen { print } index($0, m) { seen = 1 } END { exit !seen }'; }
+
 # sdp_splat_since MARKER: succeeds, printing each splat with its context,
 # if the kernel log has one after MARKER (or anywhere, if MARKER has left
 # the ring buffer: then it says so).
 sdp_splat_since()
 {
 	local log
-	log=$(dmesg | awk -v m="$1" 'seen { print } index($0, m) { seen = 1 } END { exit !seen }') ||
+	log=$(sdp_kmsg_since "$1") ||
 		log="(marker lost: the whole kernel log is checked)"$'\n'$(dmesg)
 	grep -Eq "$SDP_SPLAT_RE" <<<"$log" || return 1
 	grep -E -B3 -A30 "$SDP_SPLAT_RE" <<<"$log" | head -n 150

@@ -111,7 +111,7 @@ connected()
 KTAP_CLASS=rdma
 mark=$(sdp_kmsg_mark drbd)
 # DRBD's own account (its info lines are not on the console)
-drbd_log() { dmesg | awk -v m="$mark" 'seen; index($0, m) { seen = 1 }' | grep -i drbd | tail -n 60 | sed 's/^/#   /'; }
+drbd_log() { sdp_kmsg_since "$mark" | grep -i drbd | tail -n 60 | sed 's/^/#   /'; }
 if connected; then
 	ktap_result pass "DRBD connects two resources over SDP sockets it opens in the kernel, over RDMA"
 else

@@ -21,8 +21,7 @@ sdp_ktest()
 	insmod "$ko" "$@"
 	rc=$?
 	grep -q '^sdp_ktest ' /proc/modules && rmmod sdp_ktest
-	dmesg | awk -v m="$mark" 'seen; index($0, m) { seen = 1 }' |
-		grep 'sdp_ktest:' | sed 's/^/#   /'
+	sdp_kmsg_since "$mark" | grep 'sdp_ktest:' | sed 's/^/#   /'
 	return $rc
 }
 

@@ -46,8 +46,7 @@ ktap_check "family gone after unload" [ "$(try_socket "$fam")" = EAFNOSUPPORT ]
 # AF_INET is always taken: the load must fail and say why (in the kernel
 # log after our marker: the log is never cleared).
 mark=$(sdp_kmsg_mark "taken family")
-logged_why() { dmesg | awk -v m="$mark" 'seen; index($0, m) { seen = 1 }' |
-	grep -q 'sdp: cannot register address family 2'; }
+logged_why() { sdp_kmsg_since "$mark" | grep -q 'sdp: cannot register address family 2'; }
 if insmod "$ko" family=2 2>/dev/null; then
 	rmmod sdp
 	ktap_result fail "load with a taken family fails"
