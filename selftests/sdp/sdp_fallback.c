@@ -489,7 +489,9 @@ TEST(mixed_clients_one_listener_epoll)
 		ASSERT_EQ(1, epoll_wait(ep, &ev, 1, 10000));
 		while (n < 6 && (a[n] = accept4(l, NULL, NULL, SOCK_NONBLOCK)) >= 0)
 			n++;
-		ASSERT_EQ(EAGAIN, errno);
+		/* (errno is accept4's only if it, not the count, ended the loop) */
+		if (n < 6)
+			ASSERT_EQ(EAGAIN, errno);
 	}
 	for (i = 0; i < 6; i++) {
 		int t = sdp_transport(a[i]);
