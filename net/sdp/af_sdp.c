@@ -353,15 +353,15 @@ void sdp_rdma_reset(struct sdp_sock *ssk)
 }
 
 /*
- * The caller's wait goes on in TCP's connect(), which we already started:
- * when it ends unconnected, TCP says EALREADY where this call says @err
- * (EINPROGRESS to the caller that started the connect).
+ * The caller's wait goes on in TCP's connect(), which we already started,
+ * for the @timeo left: when it ends unconnected, TCP says EALREADY where
+ * this call says @err (EINPROGRESS to the caller that started the connect).
  */
-static int sdp_fb_connect_on(struct socket *sock, int flags, int err)
+static int sdp_fb_connect_on(struct socket *sock, int flags, int err, long timeo)
 {
 	struct sdp_sock *ssk = sdp_sk(sock->sk);
 	int ret = sdp_fb_connect(sock, (struct sockaddr *)&ssk->fb_addr,
-				 ssk->fb_addrlen, flags);
+				 ssk->fb_addrlen, flags, timeo);
 
 	return ret == -EALREADY ? err : ret;
 }
@@ -377,7 +377,7 @@ static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int addr_len
 	int err, reason;
 
 	if (sdp_fb(ssk))
-		return sdp_fb_connect(sock, uaddr, addr_len, flags);
+		return sdp_fb_connect(sock, uaddr, addr_len, flags, MAX_SCHEDULE_TIMEOUT);
 	lock_sock(sk);
 	if (addr_len >= (int)sizeof(uaddr->sa_family) &&
 	    uaddr->sa_family == AF_UNSPEC) {
@@ -442,7 +442,7 @@ static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int addr_len
 		if (err != -EINPROGRESS || (flags & O_NONBLOCK))
 			goto out;
 		release_sock(sk);
-		return sdp_fb_connect_on(sock, flags, err);
+		return sdp_fb_connect_on(sock, flags, err, MAX_SCHEDULE_TIMEOUT);
 	}
 
 	timeo = sock_sndtimeo(sk, flags & O_NONBLOCK);
@@ -459,7 +459,7 @@ static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int addr_len
 	if (sdp_fb(ssk)) {
 		/* Fell back while we waited: TCP's connect() finishes it. */
 		release_sock(sk);
-		return sdp_fb_connect_on(sock, flags, err);
+		return sdp_fb_connect_on(sock, flags, err, timeo);
 	}
 	if (sk->sk_state == TCP_CLOSE)
 		goto sock_error;

@@ -736,7 +736,15 @@ int sdp_fb_recvmsg(struct sdp_sock *ssk, struct msghdr *msg, size_t len, int fla
 	return ret;
 }
 
-int sdp_fb_connect(struct socket *sock, struct sockaddr *uaddr, int len, int flags)
+/*
+ * TCP's connect() on the native socket. A blocking one waits at most
+ * @timeo: what an RDMA attempt left of SO_SNDTIMEO (MAX_SCHEDULE_TIMEOUT:
+ * all of it), so that the caller's whole wait is bounded as TCP's. Another
+ * thread's call on the socket during the connect may meanwhile reset it
+ * (sdp_fb_sync), or run with it: a window accepted for a rare pattern.
+ */
+int sdp_fb_connect(struct socket *sock, struct sockaddr *uaddr, int len, int flags,
+		   long timeo)
 {
 	struct sdp_sock *ssk = sdp_sk(sock->sk);
 	struct socket *tcp = ssk->tcp;
@@ -746,8 +754,11 @@ int sdp_fb_connect(struct socket *sock, struct sockaddr *uaddr, int len, int fla
 	/* a listener shut down: the connection's hooks, not the listener's */
 	if (READ_ONCE(ssk->fb_listen_sk) == tcp->sk && ssk->sk.sk_socket)
 		sdp_fb_attach(ssk);
+	if (timeo < READ_ONCE(tcp->sk->sk_sndtimeo))
+		WRITE_ONCE(tcp->sk->sk_sndtimeo, timeo);
 	err = tcp->ops->connect(tcp, uaddr, len, flags);
 	sock->state = tcp->state;
+	/* SO_SNDTIMEO as the program set it, again */
 	sdp_fb_sync(ssk);
 	return err;
 }

@@ -31,7 +31,8 @@ void sdp_fb_arm(struct sdp_sock *ssk);
 void sdp_fb_sync(struct sdp_sock *ssk);
 int sdp_fb_sendmsg(struct sdp_sock *ssk, struct msghdr *msg, size_t len);
 int sdp_fb_recvmsg(struct sdp_sock *ssk, struct msghdr *msg, size_t len, int flags);
-int sdp_fb_connect(struct socket *sock, struct sockaddr *uaddr, int len, int flags);
+int sdp_fb_connect(struct socket *sock, struct sockaddr *uaddr, int len, int flags,
+		   long timeo);
 int sdp_fb_listen(struct sdp_sock *ssk, int backlog);
 int sdp_fb_accept(struct sdp_sock *lssk, struct socket *newsock, int flags, bool kern);
 bool sdp_fb_pending(const struct sdp_sock *lssk);

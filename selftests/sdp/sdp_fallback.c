@@ -13,6 +13,7 @@
 
 #include "kselftest_harness.h"
 #include "sdp_proof.h"
+#include "sdp_server.h"
 
 #define SDP_NORDMA	"198.20.0.2"
 
@@ -39,78 +40,6 @@ static int fb_reason(int fd)
 	EXPECT_TRUE(WIFEXITED(_st)) TH_LOG("status 0x%x", _st);	\
 	EXPECT_EQ(0, WIFEXITED(_st) ? WEXITSTATUS(_st) : -1);		\
 } while (0)
-
-static void echo_loop(int fd)
-{
-	char buf[4096];
-	ssize_t n;
-
-	while ((n = recv(fd, buf, sizeof(buf), 0)) > 0)
-		if (sdp_write_full(fd, buf, n) != n)
-			break;
-	close(fd);
-}
-
-/*
- * A TCP server on @ip:0 in network namespace @ns (NULL: ours), in a child
- * process; returns its pid and fills @ss with its address. It echoes, or
- * with @backlog 0 never accepts: once one client waits in its queue, TCP
- * drops the SYNs of the next.
- */
-static pid_t tcp_server(const char *ns, const char *ip, int backlog,
-			struct sockaddr_storage *ss, socklen_t *len)
-{
-	int pfd[2], l, c;
-	pid_t pid;
-
-	if (pipe(pfd))
-		return -1;
-	pid = fork();
-	if (pid) {
-		close(pfd[1]);
-		if (read(pfd[0], ss, sizeof(*ss)) != sizeof(*ss))
-			pid = -1;
-		close(pfd[0]);
-		*len = ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
-						   sizeof(struct sockaddr_in);
-		return pid;
-	}
-	if (ns) {
-		char path[64];
-		int nsfd;
-
-		snprintf(path, sizeof(path), "/run/netns/%s", ns);
-		nsfd = open(path, O_RDONLY);
-		if (nsfd < 0 || setns(nsfd, CLONE_NEWNET))
-			_exit(1);
-	}
-	l = sdp_listener(strchr(ip, ':') ? AF_INET6 : AF_INET, ip, backlog, ss, len);
-	if (l < 0 || write(pfd[1], ss, sizeof(*ss)) != sizeof(*ss))
-		_exit(1);
-	while (!backlog)
-		pause();
-	signal(SIGCHLD, SIG_IGN);
-	while ((c = accept(l, NULL, NULL)) >= 0) {
-		if (!fork()) {
-			echo_loop(c);
-			_exit(0);
-		}
-		close(c);
-	}
-	_exit(0);
-}
-
-static pid_t echo_server(const char *ns, const char *ip,
-			 struct sockaddr_storage *ss, socklen_t *len)
-{
-	return tcp_server(ns, ip, 16, ss, len);
-}
-
-static void stop_server(pid_t pid)
-{
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-}
 
 /* Connect with SDP; the socket must work as TCP with @reason. */
 static int sdp_via_tcp(struct __test_metadata *_metadata,
@@ -363,16 +292,23 @@ TEST(epoll_waiter_from_before_the_fallback)
 	stop_server(srv);
 }
 
-/* A blocking connect() with SO_SNDTIMEO of 1 s; returns its errno. */
+/*
+ * A blocking connect() with SO_SNDTIMEO of 2 s; returns its errno, and its
+ * time in @took (and for SDP, why it fell back in @reason).
+ */
 static int connect_timeo_errno(struct __test_metadata *_metadata, int family,
-			       const struct sockaddr_storage *ss, socklen_t len)
+			       const struct sockaddr_storage *ss, socklen_t len, double *took,
+			       int *reason)
 {
-	struct timeval tv = { .tv_sec = 1 };
+	struct timeval tv = { .tv_sec = 2 };
 	int fd = socket(family, SOCK_STREAM, 0), err;
+	double t0 = sdp_now();
 
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)))
 		return -1;
 	err = connect(fd, (const struct sockaddr *)ss, len) ? errno : 0;
+	*took = sdp_now() - t0;
+	*reason = family == sdp_family() ? fb_reason(fd) : 0;
 	if (family == sdp_family())
 		PROVE_FALLBACK(fd);
 	close(fd);
@@ -381,25 +317,37 @@ static int connect_timeo_errno(struct __test_metadata *_metadata, int family,
 
 /*
  * A connect that TCP carries on and that times out says EINPROGRESS, as
- * TCP's own: whether TCP was chosen at once (no RDMA device on the way) or
- * after RDMA refused. (TCP's second connect() call would say EALREADY.)
+ * TCP's own, after SO_SNDTIMEO in all: whether TCP was chosen at once (no
+ * RDMA device on the way), after RDMA refused, or after the RDMA attempt
+ * went unanswered for connect_timeout_ms (1 s of the 2). (TCP's second
+ * connect() call would say EALREADY.)
  */
 TEST(blocking_fallback_connect_times_out_in_progress)
 {
-	const char *ns[] = { "tcponly", NULL }, *ip[] = { SDP_TCPONLY, SDP_A };
+	const char *ns[] = { "tcponly", NULL, "nordma" };
+	const char *ip[] = { SDP_TCPONLY, SDP_A, SDP_NORDMA };
+	const int why[] = { SDP_FB_NO_DEVICE, SDP_FB_REJECTED, SDP_FB_TIMEOUT };
 	struct sockaddr_storage ss;
+	double tcp, sdp;
 	socklen_t len;
-	int i, filler;
+	int i, filler, reason;
 	pid_t srv;
 
-	for (i = 0; i < 2; i++) {
+	ASSERT_EQ(1000, sdp_sysctl("connect_timeout_ms"));
+	for (i = 0; i < 3; i++) {
 		srv = tcp_server(ns[i], ip[i], 0, &ss, &len);
 		ASSERT_LT(0, srv);
 		filler = sdp_connect(AF_INET, &ss, len);
 		ASSERT_LE(0, filler);
-		EXPECT_EQ(EINPROGRESS, connect_timeo_errno(_metadata, AF_INET, &ss, len));
-		EXPECT_EQ(EINPROGRESS, connect_timeo_errno(_metadata, sdp_family(), &ss, len))
+		EXPECT_EQ(EINPROGRESS, connect_timeo_errno(_metadata, AF_INET, &ss, len, &tcp,
+							   &reason));
+		EXPECT_EQ(EINPROGRESS, connect_timeo_errno(_metadata, sdp_family(), &ss, len, &sdp,
+							   &reason))
 			TH_LOG("to %s", ip[i]);
+		EXPECT_EQ(why[i], reason) TH_LOG("to %s", ip[i]);
+		/* SO_SNDTIMEO bounds the whole call, the RDMA attempt included */
+		EXPECT_GT(tcp + 0.5, sdp) TH_LOG("to %s: %.2f s, TCP's %.2f s", ip[i], sdp, tcp);
+		EXPECT_LE(1.9, sdp) TH_LOG("to %s: %.2f s", ip[i], sdp);
 		close(filler);
 		stop_server(srv);
 	}
@@ -590,12 +538,12 @@ TEST(netns_without_rdma)
 	if (!pid) {
 		struct sockaddr_storage ss;
 		socklen_t len;
-		int nsfd = open("/run/netns/tcponly", O_RDONLY), l, c, a;
+		int l, c, a;
 		char b[2];
 
 		long long theirs;
 
-		if (nsfd < 0 || setns(nsfd, CLONE_NEWNET))
+		if (sdp_setns("tcponly"))
 			_exit(10);
 		/* /proc/net follows the reader's namespace */
 		theirs = sdp_stat("FallbackNoDevice");
