@@ -49,6 +49,7 @@ void sdp_set_state(struct sock *sk, int state)
 
 static void sdp_sk_destruct(struct sock *sk)
 {
+	sdp_diag_del(sdp_sk(sk));
 	kfree(sdp_sk(sk)->policy);
 }
 
@@ -82,6 +83,7 @@ struct sdp_sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern)
 	timer_setup(sdp_ka_timer(ssk), sdp_keepalive_timer, 0);
 	timer_setup(&ssk->tx_timer, sdp_tx_timer, 0);
 	sdp_fb_init(ssk);
+	sdp_diag_add(ssk);
 	return ssk;
 }
 
@@ -744,10 +746,17 @@ static int __init sdp_init(void)
 	err = sdp_dev_init();
 	if (err)
 		goto out_proto;
-	err = sock_register(&sdp_family_ops);
+	/* sock_diag's before the family: no socket exists until the module is up */
+	err = sdp_diag_init();
+	if (!err) {
+		err = sock_register(&sdp_family_ops);
+		if (err)
+			sdp_diag_exit();
+	}
 	if (err) {
 		pr_err("cannot register address family %d (%d): %s\n", sdp_family, err,
-		       err == -EEXIST ? "another module holds it, load with family=N" : "error");
+		       err == -EEXIST || err == -EBUSY ?
+		       "another module holds it, load with family=N" : "error");
 		goto out_dev;
 	}
 	sdp_debug_init();
@@ -769,6 +778,7 @@ out:
 static void __exit sdp_exit(void)
 {
 	sock_unregister(sdp_family);
+	sdp_diag_exit();
 	sdp_debug_exit();
 	sdp_listen_exit();
 	/* Sockets pin the module: none exist, so no connection does. */

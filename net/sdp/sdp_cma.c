@@ -47,9 +47,14 @@ void sdp_established(struct sdp_sock *ssk, struct rdma_cm_id *id)
 	struct ib_qp_init_attr init;
 	struct ib_qp_attr attr;
 
-	/* For SDP_INFO: what the tests and tools need to find our packets. */
-	if (ssk->conn && !ib_query_qp(ssk->conn->qp, &attr, IB_QP_PATH_MTU, &init))
+	/* For SDP_INFO and sock_diag: what tests and tools need to find our packets. */
+	if (ssk->conn && !ib_query_qp(ssk->conn->qp, &attr, IB_QP_PATH_MTU | IB_QP_DEST_QPN,
+				      &init)) {
 		ssk->conn->path_mtu = ib_mtu_enum_to_int(attr.path_mtu);
+		ssk->conn->dest_qpn = attr.dest_qp_num;
+	}
+	if (ssk->conn)
+		ssk->conn->port_num = id->port_num;
 
 	memcpy(&ssk->saddr, &id->route.addr.src_addr, sizeof(ssk->saddr));
 	memcpy(&ssk->daddr, &id->route.addr.dst_addr, sizeof(ssk->daddr));

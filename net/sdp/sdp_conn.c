@@ -368,6 +368,9 @@ void sdp_conn_info(const struct sdp_sock *ssk, struct sdp_info *info)
 	info->tx_credits = c->started ? max(sdp_tx_credits(c), 0) : 0;
 	info->qp_num = c->qp ? c->qp->qp_num : 0;
 	info->path_mtu = c->path_mtu;
+	info->port_num = c->port_num;
+	info->dest_qp_num = c->dest_qpn;
+	info->rx_credits = c->rx_posted_nr;
 }
 
 /* TCP_INFO's fields that map onto the connection's rings and credits. */

@@ -99,6 +99,8 @@ struct sdp_conn {
 	u32			lkey;
 	u32			max_inline;
 	u32			path_mtu;	/* bytes, as rdma_cm set the QP */
+	u32			port_num;	/* the device's port, and the peer's QP */
+	u32			dest_qpn;
 	bool			started;	/* the peer's Hello/HelloAck is in */
 
 	/* receive ring: buffers of rcv_size bytes */

@@ -170,6 +170,7 @@ struct sdp_sock {
 	u32			tx_unacked;	/* bytes not yet completed */
 
 	struct sdp_stats_sock	stats;
+	struct list_head	diag_node;	/* on sdp_diag.c's list of all */
 };
 
 /* sdp_sock.urg_data, as TCP's */
@@ -261,6 +262,13 @@ void sdp_tcp_sync(struct sdp_sock *ssk);
 void sdp_tcp_inherit(struct sdp_sock *child, const struct sdp_sock *parent);
 void sdp_opts_apply(struct sdp_sock *ssk);
 void sdp_tcp_refresh(struct sdp_sock *ssk);
+void sdp_fill_info(const struct sdp_sock *ssk, struct sdp_info *info);
+
+/* sdp_diag.c */
+void sdp_diag_add(struct sdp_sock *ssk);
+void sdp_diag_del(struct sdp_sock *ssk);
+int sdp_diag_init(void);
+void sdp_diag_exit(void);
 
 /* sdp_debug.c */
 extern u32 sdp_inject_warn;

@@ -232,7 +232,8 @@ static int sdp_put_opt(char __user *optval, int __user *optlen,
 	return 0;
 }
 
-static void sdp_fill_info(struct sdp_sock *ssk, struct sdp_info *info)
+/* SDP_INFO, and sock_diag's SDP_DIAG_INFO. */
+void sdp_fill_info(const struct sdp_sock *ssk, struct sdp_info *info)
 {
 	memset(info, 0, sizeof(*info));
 	info->transport = ssk->transport;
@@ -241,6 +242,7 @@ static void sdp_fill_info(struct sdp_sock *ssk, struct sdp_info *info)
 		info->transport = READ_ONCE(ssk->id) ? SDP_TRANSPORT_RDMA : SDP_TRANSPORT_TCP;
 	info->fallback_reason = ssk->fb_reason;
 	info->state = ssk->sk.sk_state;
+	info->syn_queue = ssk->syn_count;
 	sdp_conn_info(ssk, info);
 	info->tx_bytes = ssk->stats.tx_bytes;
 	info->rx_bytes = ssk->stats.rx_bytes;

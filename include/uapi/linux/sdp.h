@@ -12,6 +12,7 @@
 #define _UAPI_LINUX_SDP_H
 
 #include <linux/types.h>
+#include <linux/inet_diag.h>
 
 /*
  * 27 is AF_IB, which the kernel never registers as a socket family; OFED's
@@ -126,6 +127,49 @@ struct sdp_info {
 	/* The RDMA connection: local QP number and path MTU in bytes (0 without). */
 	__u32	qp_num;
 	__u32	path_mtu;
+	__u32	port_num;	/* the RDMA device's port */
+	__u32	dest_qp_num;	/* the peer's QP number */
+	__u32	rx_credits;	/* receive buffers posted: messages the peer may send */
+	__u32	syn_queue;	/* a listener's children not yet established */
 };
+
+/*
+ * sock_diag: a NETLINK_SOCK_DIAG request of type SOCK_DIAG_BY_FAMILY with
+ * NLM_F_DUMP and this header (sdiag_family: the module's family) lists the
+ * SDP sockets of the caller's network namespace, one struct sdp_diag_msg
+ * each, followed by the attributes sdiag_ext asked for. What identifies the
+ * RDMA connection (device, port, QP numbers) needs CAP_NET_ADMIN; without
+ * it those fields of sdp_info read 0, as ss hides a TCP socket's mark.
+ */
+struct sdp_diag_req {
+	__u8	sdiag_family;		/* AF_INET_SDP */
+	__u8	sdiag_protocol;		/* 0 */
+	__u8	sdiag_ext;		/* 1 << (SDP_DIAG_x - 1) for each wanted */
+	__u8	pad;
+	__u32	sdiag_states;		/* 1 << TCP_x for each state wanted; 0: all */
+	/* ports and addresses to match (network order; 0: any); cookie unused */
+	struct inet_diag_sockid id;
+};
+
+struct sdp_diag_msg {
+	__u8	sdiag_family;		/* AF_INET or AF_INET6: the addresses' */
+	__u8	sdiag_state;		/* TCP_x */
+	__u8	sdiag_transport;	/* enum sdp_transport (NONE: not yet) */
+	__u8	sdiag_fallback;		/* enum sdp_fallback_reason */
+	struct inet_diag_sockid id;	/* IPv4 addresses in src[0] and dst[0] */
+	__u32	sdiag_rqueue;		/* unread bytes; a listener: its accept queue */
+	__u32	sdiag_wqueue;		/* sent, not acknowledged; a listener: backlog */
+	__u32	sdiag_uid;
+	__u32	sdiag_inode;
+};
+
+/* Attributes after struct sdp_diag_msg. */
+enum {
+	SDP_DIAG_NONE,
+	SDP_DIAG_INFO,		/* struct sdp_info */
+	SDP_DIAG_SHUTDOWN,	/* __u8: RCV_SHUTDOWN 1, SEND_SHUTDOWN 2 */
+	__SDP_DIAG_MAX,
+};
+#define SDP_DIAG_MAX	(__SDP_DIAG_MAX - 1)
 
 #endif /* _UAPI_LINUX_SDP_H */
