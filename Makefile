@@ -2,7 +2,8 @@
 #
 #   make            sdp.ko for the running kernel, and the userspace tools;
 #                   needs only that kernel's headers, installs nothing
-#   make install    install sdp.ko (for KVER), libsdp.so, sdp_run, man pages
+#   make install    install sdp.ko (for KVER), libsdp.so, sdp_run, sdpstat, man pages,
+#                   <linux/sdp.h>
 #   make check      the kselftests in VMs on Debian's 6.1 and 6.12 kernels
 #   make check-debug  the same on a 6.1 debug kernel (KASAN, lockdep, kmemleak,
 #                   ...) built once from Debian's source (scripts/debug-kernel)
