@@ -59,7 +59,7 @@ installed() { dpkg -i "$debs"/sdp-dkms_*.deb "$debs"/sdp-utils_*.deb "$debs"/sdp
 		>"$tmp/dpkg" 2>&1 && [ -r /usr/src/sdp-*/dkms.conf ] &&
 	      dkms add -m sdp -v "$(dpkg-query -W -f='${Version}' sdp-dkms)" >>"$tmp/dpkg" 2>&1 &&
 	      dkms status -m sdp | grep -q added &&
-	      [ -x /usr/bin/sdp_run ] && [ -r /usr/include/linux/sdp.h ] &&
+	      [ -x /usr/bin/sdp_run ] && [ -x /usr/bin/sdpstat ] && [ -r /usr/include/linux/sdp.h ] &&
 	      dpkg-query -W -f='${Conffiles}' sdp-utils | grep -q /etc/sdp.conf; }
 ktap_check "the packages install: the module's source added to DKMS, the tools, the header, /etc/sdp.conf a conffile" \
 	logged "$tmp/dpkg" installed
@@ -76,9 +76,11 @@ srv=$!
 sdp_wait_listen 7301
 timeout 60 /usr/bin/sdp_run socat -u "OPEN:$tmp/in" TCP4:$SDP_A:7301
 wait $srv
-over_rdma() { cmp -s "$tmp/in" "$tmp/out" && sdp_rdma_proven $((2 << 20)) 1 0; }
+# the installed sdpstat counted the same connection
+active=$(/usr/bin/sdpstat -s | awk '$1 == "ActiveOpens" { print $2 }')
+over_rdma() { cmp -s "$tmp/in" "$tmp/out" && sdp_rdma_proven $((2 << 20)) 1 0 && [ "$active" -ge 1 ]; }
 KTAP_CLASS=
-ktap_check "/usr/bin/sdp_run socat, as installed: a file intact over RDMA" over_rdma
+ktap_check "/usr/bin/sdp_run socat, as installed: a file intact over RDMA; /usr/bin/sdpstat counts it" over_rdma
 KTAP_CLASS=local
 
 removed() { rmmod sdp && dpkg -P sdp-dkms sdp-utils sdp-dev >"$tmp/dpkg" 2>&1 &&
