@@ -5,8 +5,8 @@
 # their deltas; the devices; and --check names the right cause for each way
 # to the transport the suite can produce: RDMA, a peer refusing RDMA then
 # the negative cache, no RDMA device, no RDMA answer in time, policy,
-# loopback, and no connection at all. (sdp_diag checks the kernel's
-# sock_diag itself.) The net.sdp.* sysctls: each takes its bounds and
+# loopback, and no connection at all (sdp_wire: a peer speaking another
+# SDP). (sdp_diag checks the kernel's sock_diag itself.) The net.sdp.* sysctls: each takes its bounds and
 # refuses one past either with EINVAL, keeping its value.
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"

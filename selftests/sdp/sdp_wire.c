@@ -897,6 +897,32 @@ static void *evil_server(void *arg)
  * made one the same number. Returns the connected socket or -errno;
  * @reason gets SDP_FALLBACK_REASON.
  */
+/*
+ * The evil server on SDP_A, with a TCP listener on the same port for the
+ * fallback: the listener's fd, or -errno.
+ */
+static int evil_start(struct evil_server *s, struct sockaddr_storage *ss, socklen_t *len,
+		      pthread_t *t)
+{
+	int tl;
+
+	*len = sdp_addr(ss, SDP_A, 0);
+	tl = socket(AF_INET, SOCK_STREAM, 0);
+	if (bind(tl, (struct sockaddr *)ss, *len) || listen(tl, 1) ||
+	    getsockname(tl, (struct sockaddr *)ss, len)) {
+		close(tl);
+		return -errno;
+	}
+	s->port = ntohs(((struct sockaddr_in *)ss)->sin_port);
+	if (pthread_create(t, NULL, evil_server, s)) {
+		close(tl);
+		return -EAGAIN;
+	}
+	while (!s->ready)
+		usleep(1000);
+	return tl;
+}
+
 static int connect_to_evil(struct __test_metadata *_metadata, struct evil_server *s,
 			   int *reason)
 {
@@ -906,20 +932,9 @@ static int connect_to_evil(struct __test_metadata *_metadata, struct evil_server
 	int fd, err, tl;
 	char got[3];
 
-	len = sdp_addr(&ss, SDP_A, 0);
-	tl = socket(AF_INET, SOCK_STREAM, 0);
-	if (bind(tl, (struct sockaddr *)&ss, len) || listen(tl, 1) ||
-	    getsockname(tl, (struct sockaddr *)&ss, &len)) {
-		close(tl);
-		return -errno;
-	}
-	s->port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
-	if (pthread_create(&t, NULL, evil_server, s)) {
-		close(tl);
-		return -EAGAIN;
-	}
-	while (!s->ready)
-		usleep(1000);
+	tl = evil_start(s, &ss, &len, &t);
+	if (tl < 0)
+		return tl;
 	fd = sdp_connect(sdp_family(), &ss, len);
 	err = fd < 0 ? errno : 0;
 	*reason = fd < 0 ? -1 : sdp_getint(fd, SOL_SDP, SDP_FALLBACK_REASON);
@@ -1017,6 +1032,36 @@ TEST(connect_refused_by_too_few_bufs)
 TEST(connect_refused_by_hello_ack_length)
 {
 	refused_falls_back(_metadata, 3, SDP_FB_VERSION, "FallbackVersion", true);
+}
+
+/* sdpstat --check names that cause too (sdp_ops.sh checks the others). */
+TEST(sdpstat_check_names_a_bad_hello_ack)
+{
+	struct evil_server s = { .mode = 0 };
+	struct sockaddr_storage ss;
+	char cmd[128], line[512] = "";
+	socklen_t len;
+	pthread_t t;
+	int tl, st;
+	FILE *f;
+
+	tl = evil_start(&s, &ss, &len, &t);
+	ASSERT_LE(0, tl);
+	snprintf(cmd, sizeof(cmd), "../../userspace/sdpstat --check %s:%d", SDP_A, s.port);
+	f = popen(cmd, "r");
+	ASSERT_NE(NULL, f);
+	if (!fgets(line, sizeof(line), f))
+		line[0] = 0;
+	st = pclose(f);
+	close(tl);
+	pthread_join(t, NULL);
+	peer_free(&s.p);
+	fprintf(stderr, "# %s", line);
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1) TH_LOG("status %#x", st);
+	EXPECT_NE(NULL, strstr(line, ": TCP (FallbackVersion): the peer at "))
+		TH_LOG("%s", line);
+	EXPECT_NE(NULL, strstr(line, " speaks an incompatible SDP"));
+	fprintf(stderr, "# PROOF fallback reason=%d\n", SDP_FB_VERSION);
 }
 
 TEST(connect_refused_rdma_only_bad_hello_ack)
