@@ -37,6 +37,7 @@
 #include <net/ipv6.h>
 #include <net/request_sock.h>
 #include <net/route.h>
+#include <net/tcp.h>
 
 #include "sdp_sock.h"
 #include "sdp_conn.h"
@@ -677,7 +678,33 @@ void sdp_fb_init(struct sdp_sock *ssk)
 	timer_setup(&ssk->conn_timer, sdp_fb_conn_timer, 0);
 }
 
-/* Bound the RDMA attempt (unless RDMA is all we may use). */
+/*
+ * How long TCP's connect() retries its SYN before ETIMEDOUT: TCP_USER_TIMEOUT
+ * if set, else TCP_SYNCNT's (or tcp_syn_retries') doubling retransmissions.
+ */
+static unsigned long sdp_syn_timeout(struct sock *sk)
+{
+	const struct inet_connection_sock *icsk = inet_csk(sk);
+	u32 user = READ_ONCE(icsk->icsk_user_timeout);
+	int retries = READ_ONCE(icsk->icsk_syn_retries) ? :
+		      READ_ONCE(sock_net(sk)->ipv4.sysctl_tcp_syn_retries);
+	unsigned long t = 0, rto = TCP_TIMEOUT_INIT;
+	int i;
+
+	if (user)
+		return msecs_to_jiffies(user);
+	for (i = 0; i <= retries; i++) {
+		t += rto;
+		rto = min_t(unsigned long, rto * 2, TCP_RTO_MAX);
+	}
+	return t;
+}
+
+/*
+ * Bound the RDMA attempt: connect_timeout_ms, then TCP takes over. When
+ * RDMA is all we may use, as long as TCP would try before ETIMEDOUT, from
+ * the first attempt (a retry after a busy listener keeps the deadline).
+ */
 void sdp_fb_arm(struct sdp_sock *ssk)
 {
 	struct sdp_net *sn = sdp_net(sock_net(&ssk->sk));
@@ -685,6 +712,8 @@ void sdp_fb_arm(struct sdp_sock *ssk)
 	if (sdp_fb_allowed(ssk))
 		sk_reset_timer(&ssk->sk, &ssk->conn_timer, jiffies +
 			       msecs_to_jiffies(READ_ONCE(sn->connect_timeout_ms)));
+	else if (!timer_pending(&ssk->conn_timer))
+		sk_reset_timer(&ssk->sk, &ssk->conn_timer, jiffies + sdp_syn_timeout(&ssk->sk));
 }
 
 /*

@@ -6,6 +6,7 @@
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/tcp.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/epoll.h>
@@ -495,6 +496,52 @@ TEST(rdma_only_fails_with_documented_errno)
 	sdp_sysctl_set("rdma_only", 0);
 	stop_server(srv);
 	stop_server(srv2);
+	SDP_PROVE_LOCAL();
+}
+
+/* connect() with TCP_SYNCNT 1 to a host that answers nothing: its errno and time. */
+static int silent_connect(int family, const struct sockaddr_storage *ss, socklen_t len,
+			  double *took)
+{
+	int fd = socket(family, SOCK_STREAM, 0), err;
+	double t0 = sdp_now();
+
+	if (fd < 0 || sdp_setint(fd, SOL_TCP, TCP_SYNCNT, 1))
+		return -1;
+	err = connect(fd, (const struct sockaddr *)ss, len) ? errno : 0;
+	*took = sdp_now() - t0;
+	close(fd);
+	return err;
+}
+
+/*
+ * With rdma_only, a connect whose RDMA attempt nothing answers fails as
+ * TCP's to a silent host: ETIMEDOUT once TCP_SYNCNT's retries would be
+ * over (1 s + 2 s), not whenever rdma_cm gives up.
+ */
+TEST(rdma_only_silent_peer_times_out_as_tcp)
+{
+	struct sockaddr_storage ss;
+	long long failed = sdp_stat("ConnectFailed");
+	double tcp, sdp;
+	socklen_t len;
+	int filler;
+	/* full (backlog 0, one waiting): TCP's SYNs go unanswered; no RDMA there */
+	pid_t srv = tcp_server("nordma", SDP_NORDMA, 0, &ss, &len);
+
+	ASSERT_LT(0, srv);
+	filler = sdp_connect(AF_INET, &ss, len);
+	ASSERT_LE(0, filler);
+	EXPECT_EQ(ETIMEDOUT, silent_connect(AF_INET, &ss, len, &tcp));
+	sdp_sysctl_set("rdma_only", 1);
+	ASSERT_EQ(1, sdp_sysctl("rdma_only"));
+	EXPECT_EQ(ETIMEDOUT, silent_connect(sdp_family(), &ss, len, &sdp));
+	sdp_sysctl_set("rdma_only", 0);
+	EXPECT_LT(tcp - 0.5, sdp) TH_LOG("SDP %.2f s, TCP %.2f s", sdp, tcp);
+	EXPECT_GT(tcp + 1.0, sdp) TH_LOG("SDP %.2f s, TCP %.2f s", sdp, tcp);
+	EXPECT_EQ(failed + 1, sdp_stat("ConnectFailed"));
+	close(filler);
+	stop_server(srv);
 	SDP_PROVE_LOCAL();
 }
 
