@@ -18,10 +18,8 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/netlink.h>
-#include <linux/sock_diag.h>
 
-#include "sdp_family.h"
+#include "sdp_diag.h"
 
 static const char *const state_names[] = {
 	[TCP_ESTABLISHED] = "ESTAB", [TCP_SYN_SENT] = "SYN-SENT",
@@ -104,36 +102,15 @@ static void fmt_end(char *buf, size_t len, int family, const __be32 *addr, __be1
 	snprintf(buf, len, family == AF_INET6 && strcmp(a, "*") ? "[%s]:%s" : "%s:%s", a, p);
 }
 
-struct sock_row {
-	struct sdp_diag_msg m;
-	struct sdp_info info;
-	bool has_info;
-	int shutdown;		/* -1: not asked */
-};
-
 /* Every SDP socket the kernel reports for the filters, into *rows. */
-static int diag_dump(struct sock_row **rows)
+static int diag_dump(struct sdp_diag_row **rows)
 {
-	struct {
-		struct nlmsghdr nlh;
-		struct sdp_diag_req req;
-	} q = {
-		.nlh.nlmsg_len = sizeof(q),
-		.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY,
-		.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
-		.req.sdiag_family = sdp_family(),
-		.req.sdiag_ext = 1 << (SDP_DIAG_INFO - 1) | 1 << (SDP_DIAG_SHUTDOWN - 1),
-	};
 	static char buf[32768] __attribute__((aligned(NLMSG_ALIGNTO)));
-	int fd, n = 0, cap = 0;
+	struct sdp_diag_req req = { .sdiag_states = opt.states, .id = opt.id };
+	int fd = sdp_diag_open(&req), n = 0, cap = 0;
 
-	q.req.sdiag_states = opt.states;
-	q.req.id = opt.id;
-	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
 	if (fd < 0)
-		die("netlink: %s", strerror(errno));
-	if (send(fd, &q, sizeof(q), 0) < 0)
-		die("netlink: %s", strerror(errno));
+		die("netlink: %s", strerror(-fd));
 	*rows = NULL;
 	for (;;) {
 		ssize_t len = recv(fd, buf, sizeof(buf), 0);
@@ -142,10 +119,6 @@ static int diag_dump(struct sock_row **rows)
 		if (len < 0)
 			die("netlink: %s", strerror(errno));
 		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
-			struct sock_row *r;
-			struct nlattr *a;
-			int rest;
-
 			if (h->nlmsg_type == NLMSG_DONE) {
 				close(fd);
 				return n;
@@ -156,37 +129,14 @@ static int diag_dump(struct sock_row **rows)
 				die("sock_diag: %s%s", strerror(err),
 				    err == ENOENT ? " (is the sdp module loaded?)" : "");
 			}
-			if (h->nlmsg_len < NLMSG_LENGTH(sizeof(struct sdp_diag_msg)))
-				die("sock_diag: a short message (%u bytes)", h->nlmsg_len);
 			if (n == cap) {
 				cap = cap ? 2 * cap : 64;
 				*rows = realloc(*rows, cap * sizeof(**rows));
 				if (!*rows)
 					die("out of memory");
 			}
-			r = &(*rows)[n++];
-			memset(r, 0, sizeof(*r));
-			r->shutdown = -1;
-			memcpy(&r->m, NLMSG_DATA(h), sizeof(r->m));
-			a = (struct nlattr *)((char *)NLMSG_DATA(h) + NLMSG_ALIGN(sizeof(r->m)));
-			rest = h->nlmsg_len - NLMSG_LENGTH(NLMSG_ALIGN(sizeof(r->m)));
-			while (rest >= (int)sizeof(*a) && a->nla_len >= sizeof(*a) &&
-			       a->nla_len <= rest) {
-				void *v = (char *)a + NLA_HDRLEN;
-				int vlen = a->nla_len - NLA_HDRLEN;
-
-				int type = a->nla_type & NLA_TYPE_MASK;
-
-				if (type == SDP_DIAG_INFO) {
-					memcpy(&r->info, v, vlen < (int)sizeof(r->info) ?
-					       vlen : (int)sizeof(r->info));
-					r->has_info = true;
-				} else if (type == SDP_DIAG_SHUTDOWN && vlen >= 1) {
-					r->shutdown = *(__u8 *)v;
-				}
-				rest -= NLA_ALIGN(a->nla_len);
-				a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len));
-			}
+			if (sdp_diag_parse(h, &(*rows)[n++]))
+				die("sock_diag: a malformed message (%u bytes)", h->nlmsg_len);
 		}
 	}
 }
@@ -214,7 +164,7 @@ static void json_str(const char *key, const char *val, bool comma)
 
 static void print_socks(void)
 {
-	struct sock_row *rows;
+	struct sdp_diag_row *rows;
 	int i, n = diag_dump(&rows);
 	bool first = true;
 
@@ -224,7 +174,7 @@ static void print_socks(void)
 		printf("%-10s %6s %6s %-26s %-26s %s\n", "State", "Recv-Q", "Send-Q",
 		       "Local Address:Port", "Peer Address:Port", "Transport");
 	for (i = 0; i < n; i++) {
-		struct sock_row *r = &rows[i];
+		struct sdp_diag_row *r = &rows[i];
 		const struct sdp_info *in = &r->info;
 		char l[80], p[80];
 
@@ -241,7 +191,7 @@ static void print_socks(void)
 			printf("\"recv_q\":%u,\"send_q\":%u,\"uid\":%u,\"inode\":%u,\"shutdown\":%d",
 			       r->m.sdiag_rqueue, r->m.sdiag_wqueue, r->m.sdiag_uid,
 			       r->m.sdiag_inode, r->shutdown);
-			if (r->has_info) {
+			if (r->info_len) {
 				printf(",");
 				json_str("device", in->ibdev, true);
 				printf("\"port\":%u,\"qp\":%u,\"peer_qp\":%u,\"path_mtu\":%u,"
@@ -368,7 +318,7 @@ static void read_line(const char *path, char *buf, size_t len)
 /* Each RDMA port, its state and link layer, and the SDP traffic on it. */
 static void devices(void)
 {
-	struct sock_row *rows;
+	struct sdp_diag_row *rows;
 	int n = diag_dump(&rows), i, k, ndev;
 	struct dirent **devs, *e;
 	bool first = true, hidden = false;

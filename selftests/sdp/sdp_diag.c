@@ -9,44 +9,23 @@
  * each network namespace sees only its own sockets.
  */
 #include <sys/stat.h>
-#include <linux/sock_diag.h>
 #include <netinet/tcp.h>
 
 #include "kselftest_harness.h"
 #include "sdp_proof.h"
 #include "sdp_server.h"
-
-struct row {
-	struct sdp_diag_msg m;
-	struct sdp_info info;
-	int info_len;
-	int shutdown;
-};
+#include "../../userspace/sdp_diag.h"
 
 #define MAX_ROWS	1024
 
 /* A dump with these filters: rows, or -errno. */
-static int dump(const struct sdp_diag_req *filter, struct row *rows, int max)
+static int dump(const struct sdp_diag_req *filter, struct sdp_diag_row *rows, int max)
 {
-	struct {
-		struct nlmsghdr nlh;
-		struct sdp_diag_req req;
-	} q = {
-		.nlh.nlmsg_len = sizeof(q),
-		.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY,
-		.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
-	};
 	static char buf[8192];	/* small: a big dump takes several rounds */
-	int fd = socket(AF_NETLINK, SOCK_RAW, NETLINK_SOCK_DIAG), n = 0;
+	int fd = sdp_diag_open(filter), n = 0;
 
 	if (fd < 0)
-		return -errno;
-	if (filter)
-		q.req = *filter;
-	q.req.sdiag_family = sdp_family();
-	q.req.sdiag_ext = 1 << (SDP_DIAG_INFO - 1) | 1 << (SDP_DIAG_SHUTDOWN - 1);
-	if (send(fd, &q, sizeof(q), 0) < 0)
-		return -errno;
+		return fd;
 	for (;;) {
 		int len = recv(fd, buf, sizeof(buf), 0);
 		struct nlmsghdr *h;
@@ -54,9 +33,6 @@ static int dump(const struct sdp_diag_req *filter, struct row *rows, int max)
 		if (len < 0)
 			return -errno;
 		for (h = (void *)buf; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
-			struct nlattr *a;
-			int rest;
-
 			if (h->nlmsg_type == NLMSG_DONE) {
 				close(fd);
 				return n;
@@ -67,25 +43,8 @@ static int dump(const struct sdp_diag_req *filter, struct row *rows, int max)
 			}
 			if (n == max)
 				return -E2BIG;
-			memset(&rows[n], 0, sizeof(rows[n]));
-			rows[n].shutdown = -1;
-			memcpy(&rows[n].m, NLMSG_DATA(h), sizeof(rows[n].m));
-			a = (void *)((char *)NLMSG_DATA(h) + NLMSG_ALIGN(sizeof(struct sdp_diag_msg)));
-			rest = h->nlmsg_len - NLMSG_LENGTH(NLMSG_ALIGN(sizeof(struct sdp_diag_msg)));
-			for (; rest >= NLA_HDRLEN && a->nla_len <= rest;
-			     rest -= NLA_ALIGN(a->nla_len),
-			     a = (void *)((char *)a + NLA_ALIGN(a->nla_len))) {
-				if (a->nla_type == SDP_DIAG_INFO) {
-					rows[n].info_len = a->nla_len - NLA_HDRLEN;
-					memcpy(&rows[n].info, (char *)a + NLA_HDRLEN,
-					       sizeof(rows[n].info));
-				} else if (a->nla_type == SDP_DIAG_SHUTDOWN) {
-					rows[n].shutdown = *((unsigned char *)a + NLA_HDRLEN);
-				}
-				if (a->nla_len < NLA_HDRLEN)
-					break;
-			}
-			n++;
+			if (sdp_diag_parse(h, &rows[n++]))
+				return -EBADMSG;
 		}
 	}
 }
@@ -98,9 +57,9 @@ static unsigned int ino(int fd)
 }
 
 /* The row of socket @fd, or NULL; fails the test if it is there twice. */
-static struct row *find(struct __test_metadata *_metadata, struct row *rows, int n, int fd)
+static struct sdp_diag_row *find(struct __test_metadata *_metadata, struct sdp_diag_row *rows, int n, int fd)
 {
-	struct row *r = NULL;
+	struct sdp_diag_row *r = NULL;
 	int i;
 
 	for (i = 0; i < n; i++) {
@@ -113,7 +72,7 @@ static struct row *find(struct __test_metadata *_metadata, struct row *rows, int
 }
 
 /* The row's two ends must be what getsockname/getpeername say. */
-static void same_ends(struct __test_metadata *_metadata, const struct row *r, int fd)
+static void same_ends(struct __test_metadata *_metadata, const struct sdp_diag_row *r, int fd)
 {
 	struct sockaddr_in l = {}, p = {};
 	socklen_t len = sizeof(l);
@@ -151,13 +110,13 @@ static void rdma_pair(struct __test_metadata *_metadata, int backlog, int *l, in
  */
 TEST(lists_what_the_sockets_are)
 {
-	static struct row rows[MAX_ROWS];
+	static struct sdp_diag_row rows[MAX_ROWS];
 	struct sockaddr_storage ss, fs;
 	struct sdp_info ia, ib;
 	struct sdp_proof p;
 	socklen_t flen;
 	int l, a, b, f, n;
-	struct row *rl, *ra, *rb, *rf;
+	struct sdp_diag_row *rl, *ra, *rb, *rf;
 	char buf[300] = "x";
 	pid_t srv;
 
@@ -236,7 +195,7 @@ TEST(lists_what_the_sockets_are)
 /* States, ports and addresses are filtered in the kernel. */
 TEST(filters)
 {
-	static struct row rows[MAX_ROWS];
+	static struct sdp_diag_row rows[MAX_ROWS];
 	struct sdp_diag_req req = {};
 	struct sockaddr_storage ss;
 	struct sdp_proof p;
@@ -283,7 +242,7 @@ TEST(filters)
 #define MANY	200
 TEST(large_dump_resumes)
 {
-	static struct row rows[MAX_ROWS];
+	static struct sdp_diag_row rows[MAX_ROWS];
 	int fds[MANY], i, n, j, seen;
 
 	for (i = 0; i < MANY; i++) {
@@ -307,7 +266,7 @@ TEST(large_dump_resumes)
 /* Each network namespace lists its own sockets and no other's. */
 TEST(each_netns_sees_its_own)
 {
-	static struct row rows[MAX_ROWS];
+	static struct sdp_diag_row rows[MAX_ROWS];
 	struct sockaddr_storage ss;
 	int here, up[2], down[2], st, n;
 	unsigned int there;
@@ -321,7 +280,7 @@ TEST(each_netns_sees_its_own)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
-		struct row *r;
+		struct sdp_diag_row *r;
 		int l, ok, i;
 		char c;
 
@@ -369,7 +328,7 @@ TEST(each_netns_sees_its_own)
 /* Without CAP_NET_ADMIN: the socket and its counters, not which QP it is. */
 TEST(unprivileged_sees_no_rdma_identity)
 {
-	static struct row rows[MAX_ROWS];
+	static struct sdp_diag_row rows[MAX_ROWS];
 	struct sockaddr_storage ss;
 	struct sdp_proof p;
 	int l, a, b, st;
@@ -381,7 +340,7 @@ TEST(unprivileged_sees_no_rdma_identity)
 	ASSERT_EQ(5, sdp_read_full(b, (char[8]){}, 5));
 	pid = fork();
 	if (!pid) {
-		struct row *r;
+		struct sdp_diag_row *r;
 		int n;
 
 		if (setgid(65534) || setuid(65534))
