@@ -107,8 +107,7 @@ for t in "${tests[@]}"; do
 	echo "# selftests: sdp: $t"
 	out=$(mktemp)
 	mark=$(sdp_kmsg_mark "$t")
-	# line-buffered, so that a log cut short (a hang, CI's tail) ends where the test was
-	timeout -k 10 "${timeout_s:-300}" stdbuf -oL -eL "./$t" 2>&1 | tee "$out" | sed -u 's/^/# /'
+	timeout -k 10 "${timeout_s:-300}" "./$t" 2>&1 | tee "$out" | sed 's/^/# /'
 	rc=${PIPESTATUS[0]}
 	{
 		read -r p f s r fb tc lo
