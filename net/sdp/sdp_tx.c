@@ -288,6 +288,13 @@ void sdp_tx_reap(struct sdp_sock *ssk)
 	}
 	if (freed) {
 		sdp_update_counts(ssk);
+		/*
+		 * The free slots must be visible before SOCK_NOSPACE is read:
+		 * sdp_poll() sets it, then reads them. (x86 lets a load pass an
+		 * earlier store: without this both sides can miss, and a
+		 * non-blocking sender waits for an EPOLLOUT that never comes.)
+		 */
+		smp_mb();
 		if (sk->sk_socket && test_bit(SOCK_NOSPACE, &sk->sk_socket->flags))
 			sk->sk_write_space(sk);
 	}
