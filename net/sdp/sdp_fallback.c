@@ -37,7 +37,6 @@
 #include <net/ipv6.h>
 #include <net/request_sock.h>
 #include <net/route.h>
-#include <net/tcp.h>
 
 #include "sdp_sock.h"
 #include "sdp_conn.h"
@@ -688,16 +687,11 @@ static unsigned long sdp_syn_timeout(struct sock *sk)
 	u32 user = READ_ONCE(icsk->icsk_user_timeout);
 	int retries = READ_ONCE(icsk->icsk_syn_retries) ? :
 		      READ_ONCE(sock_net(sk)->ipv4.sysctl_tcp_syn_retries);
-	unsigned long t = 0, rto = TCP_TIMEOUT_INIT;
-	int i;
 
 	if (user)
 		return msecs_to_jiffies(user);
-	for (i = 0; i <= retries; i++) {
-		t += rto;
-		rto = min_t(unsigned long, rto * 2, TCP_RTO_MAX);
-	}
-	return t;
+	/* the first SYN's timeout and each retry's */
+	return sdp_tcp_backoff(retries + 1);
 }
 
 /*

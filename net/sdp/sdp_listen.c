@@ -419,14 +419,9 @@ reject:
  */
 static unsigned long sdp_defer_period(const struct sdp_sock *lssk)
 {
-	u8 n = READ_ONCE(inet_csk(lssk->tcp->sk)->icsk_accept_queue.rskq_defer_accept);
-	unsigned long rto = TCP_TIMEOUT_INIT, period = 0;
+	const struct inet_connection_sock *icsk = inet_csk(lssk->tcp->sk);
 
-	while (n--) {
-		period += rto;
-		rto = min_t(unsigned long, rto << 1, TCP_RTO_MAX);
-	}
-	return period;
+	return sdp_tcp_backoff(READ_ONCE(icsk->icsk_accept_queue.rskq_defer_accept));
 }
 
 /* Listener locked: from syn_q to accept_q, and tell accept(). */

@@ -12,6 +12,7 @@
 #include <linux/workqueue.h>
 #include <linux/tcp.h>
 #include <net/sock.h>
+#include <net/tcp.h>
 #include <net/tcp_states.h>
 #include <linux/sdp.h>
 
@@ -190,6 +191,21 @@ static inline struct timer_list *sdp_ka_timer(struct sdp_sock *ssk)
 static inline struct sdp_sock *sdp_sk(const struct sock *sk)
 {
 	return container_of(sk, struct sdp_sock, sk);
+}
+
+/*
+ * How long TCP's @n retransmissions take: timeouts from TCP_TIMEOUT_INIT,
+ * doubling up to TCP_RTO_MAX (retrans_to_secs()).
+ */
+static inline unsigned long sdp_tcp_backoff(int n)
+{
+	unsigned long rto = TCP_TIMEOUT_INIT, t = 0;
+
+	while (n-- > 0) {
+		t += rto;
+		rto = min_t(unsigned long, rto << 1, TCP_RTO_MAX);
+	}
+	return t;
 }
 
 /* A connection that carries data: established or half closed. */
