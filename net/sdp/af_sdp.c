@@ -27,7 +27,6 @@ int sdp_family = AF_INET_SDP;
 module_param_named(family, sdp_family, int, 0444);
 MODULE_PARM_DESC(family, "socket address family number to register (default 27, AF_INET_SDP)");
 
-struct workqueue_struct *sdp_wq;
 
 struct proto sdp_proto = {
 	.name		= "SDP",
@@ -157,11 +156,31 @@ void sdp_inherit_sk(struct sdp_sock *child, struct sdp_sock *parent)
 	sock_valbool_flag(csk, SOCK_URGINLINE, sock_flag(psk, SOCK_URGINLINE));
 }
 
-/* An RDMA child: the settings, and a native socket like its listener's. */
-int sdp_inherit(struct sdp_sock *child, struct sdp_sock *parent)
+/*
+ * An RDMA child of @lssk: its settings, and a native socket like its
+ * listener's. NULL if it cannot have one.
+ */
+static struct sdp_sock *sdp_child_new(struct sdp_sock *lssk)
 {
-	sdp_inherit_sk(child, parent);
-	return sdp_tcp_create(child, parent->tcp->sk->sk_family, parent);
+	struct sock *lsk = &lssk->sk;
+	struct sdp_sock *child;
+
+	child = sdp_sk_alloc(sock_net(lsk), NULL, lsk->sk_kern_sock);
+	if (!child)
+		return NULL;
+	sock_set_flag(&child->sk, SOCK_DEAD);	/* until it is whole */
+	sdp_inherit_sk(child, lssk);
+	if (sdp_tcp_create(child, lssk->tcp->sk->sk_family, lssk)) {
+		sdp_destroy(child);
+		return NULL;
+	}
+	sock_reset_flag(&child->sk, SOCK_DEAD);
+	return child;
+}
+
+static int sdp_new_port(struct sdp_sock *ssk, int family)
+{
+	return sdp_tcp_create(ssk, family, NULL);
 }
 
 static int sdp_release(struct socket *sock)
@@ -722,6 +741,22 @@ static struct net_proto_family sdp_family_ops = {
 	.owner	= THIS_MODULE,
 };
 
+static const struct sdp_upcalls sdp_upcalls = {
+	.state		= sdp_set_state,
+	.done		= sdp_done,
+	.error		= sdp_conn_error,
+	.abort		= sdp_abort,
+	.peer_disconn	= sdp_peer_disconn,
+	.disconn_sent	= sdp_disconn_sent,
+	.opts		= sdp_opts_apply,
+	.fallback	= sdp_fb_or_fail,
+	.attempt	= sdp_fb_arm,
+	.new_port	= sdp_new_port,
+	.child		= sdp_child_new,
+	.destroy	= sdp_destroy,
+	.teardown	= sdp_schedule_teardown,
+};
+
 static int __init sdp_init(void)
 {
 	int err;
@@ -733,17 +768,13 @@ static int __init sdp_init(void)
 	sdp_proto_ops.family = sdp_family;
 	sdp_family_ops.family = sdp_family;
 
-	err = -ENOMEM;
-	sdp_wq = alloc_workqueue("sdp", WQ_MEM_RECLAIM, 0);
-	if (!sdp_wq)
-		goto out;
 	err = sdp_netns_init();
 	if (err)
-		goto out_wq;
+		goto out;
 	err = proto_register(&sdp_proto, 1);
 	if (err)
 		goto out_netns;
-	err = sdp_dev_init();
+	err = sdp_dev_init(&sdp_upcalls);
 	if (err)
 		goto out_proto;
 	/* sock_diag's before the family: no socket exists until the module is up */
@@ -769,8 +800,6 @@ out_proto:
 	proto_unregister(&sdp_proto);
 out_netns:
 	sdp_netns_exit();
-out_wq:
-	destroy_workqueue(sdp_wq);
 out:
 	return err;
 }
@@ -783,7 +812,6 @@ static void __exit sdp_exit(void)
 	sdp_listen_exit();
 	/* Sockets pin the module: none exist, so no connection does. */
 	sdp_dev_exit();
-	destroy_workqueue(sdp_wq);
 	proto_unregister(&sdp_proto);
 	sdp_netns_exit();
 }

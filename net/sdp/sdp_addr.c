@@ -78,20 +78,6 @@ int sdp_addr_from_user(struct sdp_sock *ssk, struct sockaddr *uaddr, int len,
 	return len;
 }
 
-/* rdma_cm wants IPv4 destinations as sockaddr_in. */
-void sdp_addr_unmap(struct sockaddr_storage *addr)
-{
-	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)addr;
-	struct sockaddr_in sin = { .sin_family = AF_INET };
-
-	if (addr->ss_family != AF_INET6 || !ipv6_addr_v4mapped(&sin6->sin6_addr))
-		return;
-	sin.sin_port = sin6->sin6_port;
-	sin.sin_addr.s_addr = sin6->sin6_addr.s6_addr32[3];
-	memset(addr, 0, sizeof(*addr));
-	memcpy(addr, &sin, sizeof(sin));
-}
-
 /* Write @addr the way the socket's family shows it; returns its length. */
 int sdp_addr_to_user(struct sdp_sock *ssk, const struct sockaddr_storage *addr,
 		     struct sockaddr *uaddr)

@@ -62,7 +62,7 @@ void sdp_established(struct sdp_sock *ssk, struct rdma_cm_id *id)
 	sk_stop_timer(sk, &ssk->conn_timer);
 	SDP_INC_STATS(sock_net(sk), SDP_MIB_ESTABLISHED);
 	if ((1 << sk->sk_state) & (TCPF_SYN_SENT | TCPF_SYN_RECV))
-		sdp_set_state(sk, TCP_ESTABLISHED);
+		sdp_up->state(sk, TCP_ESTABLISHED);
 	ssk->rx_stamp = jiffies;
 	sdp_keepalive_reset(ssk);
 	/* Whatever arrived before this event. */
@@ -117,7 +117,7 @@ static int sdp_cm_bind_src(struct sdp_sock *ssk, struct rdma_cm_id *id,
 		err = rdma_bind_addr(id, (struct sockaddr *)&src);
 		if (err != -EADDRINUSE || chosen)
 			return err;
-		err = sdp_tcp_create(ssk, family, NULL);
+		err = sdp_up->new_port(ssk, family);
 		if (err)
 			return err;
 	}
@@ -263,7 +263,7 @@ static void sdp_cm_retry_later(struct sdp_sock *ssk)
 	sk_stop_timer(sk, &ssk->conn_timer);
 	if (ssk->syn_retries >= READ_ONCE(sock_net(sk)->ipv4.sysctl_tcp_syn_retries)) {
 		SDP_INC_STATS(sock_net(sk), SDP_MIB_CONNECT_FAILED);
-		sdp_done(sk, ETIMEDOUT);
+		sdp_up->done(sk, ETIMEDOUT);
 		return;
 	}
 	SDP_INC_STATS(sock_net(sk), SDP_MIB_CONNECT_RETRIES);
@@ -289,9 +289,9 @@ static void sdp_cm_retry_work(struct work_struct *work)
 		if (sk->sk_state == TCP_SYN_SENT && !sdp_fb(ssk) && !ssk->id) {
 			err = sdp_cm_connect(ssk, &ssk->fb_addr);
 			if (err)
-				sdp_fb_or_fail(ssk, SDP_FB_NO_DEVICE);
+				sdp_up->fallback(ssk, SDP_FB_NO_DEVICE);
 			else
-				sdp_fb_arm(ssk);
+				sdp_up->attempt(ssk);
 		}
 	}
 	release_sock(sk);
@@ -334,7 +334,7 @@ static int sdp_cm_device_removal(struct sdp_sock *ssk, struct rdma_cm_id *id)
 		set_bit(SDP_F_CM_GONE, &ssk->flags);
 		if (sk->sk_state != TCP_CLOSE && sk->sk_state != TCP_LISTEN &&
 		    !sdp_fb(ssk))
-			sdp_done(sk, ECONNRESET);
+			sdp_up->done(sk, ECONNRESET);
 	}
 	release_sock(sk);
 	if (mine) {
@@ -387,11 +387,11 @@ static int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		if (ev->event == RDMA_CM_EVENT_ADDR_RESOLVED) {
 			err = rdma_resolve_route(id, SDP_RESOLVE_TIMEOUT_MS);
 			if (err)
-				sdp_fb_or_fail(ssk, SDP_FB_NO_ROUTE);
+				sdp_up->fallback(ssk, SDP_FB_NO_ROUTE);
 		} else {
 			err = sdp_cm_route_resolved(ssk, id);
 			if (err)
-				sdp_fb_or_fail(ssk, SDP_FB_RESOURCES);
+				sdp_up->fallback(ssk, SDP_FB_RESOURCES);
 		}
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
@@ -405,7 +405,7 @@ static int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		if (sk->sk_state == TCP_SYN_SENT) {
 			err = sdp_active_established(ssk, id, ev);
 			if (err)
-				sdp_fb_or_fail(ssk, err == -ECONNREFUSED ?
+				sdp_up->fallback(ssk, err == -ECONNREFUSED ?
 					       SDP_FB_VERSION : SDP_FB_RESOURCES);
 		}
 		break;
@@ -424,7 +424,7 @@ static int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		if (sdp_cm_sdp_reject(id, ev, SDP_REJ_BUSY))
 			sdp_cm_retry_later(ssk);
 		else
-			sdp_fb_or_fail(ssk, sdp_cm_fb_reason(id, ev));
+			sdp_up->fallback(ssk, sdp_cm_fb_reason(id, ev));
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		sdp_cm_disconnected(ssk, id);

@@ -397,7 +397,7 @@ void sdp_process(struct sdp_sock *ssk)
 	struct sdp_conn *c = ssk->conn;
 
 	if (test_and_clear_bit(SDP_F_FIN_TIMEOUT, &ssk->flags))
-		sdp_abort(ssk, ETIMEDOUT);
+		sdp_up->abort(ssk, ETIMEDOUT);
 	if (test_and_clear_bit(SDP_F_KEEPALIVE, &ssk->flags))
 		sdp_keepalive(ssk);
 	if (!c || !c->started)
@@ -437,7 +437,7 @@ void sdp_release_cb(struct sock *sk)
 	struct sdp_sock *ssk = sdp_sk(sk);
 
 	/* what a kernel user's tcp_sock_set_*() wrote into the shadow */
-	sdp_opts_apply(ssk);
+	sdp_up->opts(ssk);
 
 	if (test_and_clear_bit(SDP_F_DEFERRED, &ssk->flags))
 		sdp_process(ssk);

@@ -21,6 +21,38 @@ struct socket;
 struct tcp_info;
 struct timer_list;
 
+/*
+ * What the connection needs of its socket: reports of what happened to it,
+ * and the few socket services it uses. The socket layer fills this in
+ * (af_sdp.c) and hands it over at sdp_dev_init(); the transport calls
+ * nothing else of the socket layer (scripts/layers checks the objects).
+ */
+struct sdp_upcalls {
+	/* the connection's state, in TCP's terms */
+	void (*state)(struct sock *sk, int state);
+	/* it ended: @err is what the socket reports, 0 an orderly end */
+	void (*done)(struct sock *sk, int err);
+	/* a fault counted in SDP_MIB @mib: reset with @err */
+	void (*error)(struct sdp_sock *ssk, int err, int mib);
+	/* ended by us, with an Abort to the peer */
+	void (*abort)(struct sdp_sock *ssk, int err);
+	/* the peer's DisConn arrived; ours completed */
+	void (*peer_disconn)(struct sdp_sock *ssk);
+	void (*disconn_sent)(struct sdp_sock *ssk);
+	/* the data path starts: apply the SOL_TCP options it reads */
+	void (*opts)(struct sdp_sock *ssk);
+	/* RDMA is not possible (enum sdp_fallback_reason): TCP, or fail */
+	void (*fallback)(struct sdp_sock *ssk, int reason);
+	/* an attempt started that TCP's connect timeouts bound */
+	void (*attempt)(struct sdp_sock *ssk);
+	/* a new native socket, so a new port, of @family */
+	int (*new_port)(struct sdp_sock *ssk, int family);
+	/* a listener's child: created with its settings, or dropped */
+	struct sdp_sock *(*child)(struct sdp_sock *lssk);
+	void (*destroy)(struct sdp_sock *ssk);
+	void (*teardown)(struct sdp_sock *ssk);
+};
+
 /* sdp_cma.c */
 int sdp_cm_connect(struct sdp_sock *ssk, const struct sockaddr_storage *dst);
 int sdp_cm_listen(struct sdp_sock *ssk);
@@ -42,24 +74,25 @@ void sdp_release_cb(struct sock *sk);
 void sdp_flush(struct sdp_sock *ssk);
 void sdp_update_counts(struct sdp_sock *ssk);
 
-/* sdp_dev.c */
-int sdp_dev_init(void);
+/* sdp_dev.c: the module's work items (rdma_cm retries, teardowns) run on it */
+extern struct workqueue_struct *sdp_wq;
+int sdp_dev_init(const struct sdp_upcalls *up);
 void sdp_dev_exit(void);
 bool sdp_dev_on_netdev(struct net_device *dev);
 
 /* sdp_rx.c */
-int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags);
-bool sdp_readable(const struct sock *sk, int target);
+int sdp_conn_read(struct sdp_sock *ssk, struct msghdr *msg, size_t len,
+		  int flags, u32 *peeked);
+u32 sdp_conn_read_seq(const struct sdp_sock *ssk);
 int sdp_inq(struct sdp_sock *ssk);
 bool sdp_at_mark(const struct sdp_sock *ssk);
 
 /* sdp_tx.c */
 void sdp_tx_push(struct sdp_sock *ssk, bool force);
 bool sdp_post_abort(struct sdp_sock *ssk);
-int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len);
-void sdp_splice_eof(struct socket *sock);
-bool sdp_writeable(const struct sock *sk);
-void sdp_write_space(struct sock *sk);
+int sdp_conn_write(struct sdp_sock *ssk, struct msghdr *msg, int flags,
+		   size_t *copied);
+void sdp_conn_sent(struct sdp_sock *ssk, int flags);
 void sdp_cork_timer(struct timer_list *t);
 void sdp_keepalive_reset(struct sdp_sock *ssk);
 void sdp_keepalive_rearm(struct sdp_sock *ssk);

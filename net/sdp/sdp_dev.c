@@ -78,7 +78,7 @@ static void sdp_remove_one(struct ib_device *ibdev, void *client_data)
 			SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_DEVICE_REMOVED);
 			sdp_conn_free(ssk);
 			if (ssk->sk.sk_state != TCP_CLOSE && !sdp_fb(ssk))
-				sdp_done(&ssk->sk, ECONNRESET);
+				sdp_up->done(&ssk->sk, ECONNRESET);
 		}
 		release_sock(&ssk->sk);
 		sock_put(&ssk->sk);
@@ -145,12 +145,26 @@ bool sdp_dev_on_netdev(struct net_device *dev)
 	return true;
 }
 
-int sdp_dev_init(void)
+const struct sdp_upcalls *sdp_up;
+struct workqueue_struct *sdp_wq;
+
+int sdp_dev_init(const struct sdp_upcalls *up)
 {
-	return ib_register_client(&sdp_client);
+	int err;
+
+	sdp_up = up;
+	sdp_wq = alloc_workqueue("sdp", WQ_MEM_RECLAIM, 0);
+	if (!sdp_wq)
+		return -ENOMEM;
+	err = ib_register_client(&sdp_client);
+	if (err)
+		destroy_workqueue(sdp_wq);
+	return err;
 }
 
+/* No socket is left, so no connection and no work of theirs. */
 void sdp_dev_exit(void)
 {
 	ib_unregister_client(&sdp_client);
+	destroy_workqueue(sdp_wq);
 }

@@ -244,22 +244,16 @@ static struct sdp_sock *sdp_child_alloc(struct sdp_sock *lssk,
 	struct sock *lsk = &lssk->sk;
 	struct sdp_sock *child;
 
-	child = sdp_sk_alloc(sock_net(lsk), NULL, lsk->sk_kern_sock);
+	child = sdp_up->child(lssk);
 	if (!child)
 		return NULL;
-	sock_set_flag(&child->sk, SOCK_DEAD);
-	if (sdp_inherit(child, lssk)) {
-		sdp_destroy(child);
-		return NULL;
-	}
-	sock_reset_flag(&child->sk, SOCK_DEAD);
 	child->peer_hh = *hh;
 	sock_hold(lsk);
 	child->parent = lssk;
 	sock_hold(&child->sk);
 	child->id = id;
 	id->context = child;
-	sdp_set_state(&child->sk, TCP_SYN_RECV);
+	sdp_up->state(&child->sk, TCP_SYN_RECV);
 	return child;
 }
 
@@ -269,7 +263,7 @@ static void sdp_child_discard(struct sdp_sock *child)
 	child->id = NULL;
 	sock_put(&child->sk);
 	sock_set_flag(&child->sk, SOCK_DEAD);
-	sdp_destroy(child);
+	sdp_up->destroy(child);
 }
 
 /* Orphan a child that left its listener's queues: reset and tear down. */
@@ -280,12 +274,12 @@ static void sdp_child_kill(struct sdp_sock *child, int err)
 	lock_sock(csk);
 	sock_set_flag(csk, SOCK_DEAD);
 	if (csk->sk_state == TCP_CLOSE)
-		sdp_schedule_teardown(child);
+		sdp_up->teardown(child);
 	else if (csk->sk_state == TCP_SYN_RECV)
 		/* never established: dropped without an Abort, as TCP's request */
-		sdp_done(csk, err);
+		sdp_up->done(csk, err);
 	else
-		sdp_abort(child, err);
+		sdp_up->abort(child, err);
 	release_sock(csk);
 }
 
@@ -560,6 +554,6 @@ void sdp_listen_stop(struct sdp_sock *lssk)
 		release_sock(lsk);
 		sdp_child_kill(child, ECONNRESET);
 	}
-	sdp_set_state(lsk, TCP_CLOSE);
+	sdp_up->state(lsk, TCP_CLOSE);
 	clear_bit(SDP_F_STOPPING, &lssk->flags);
 }

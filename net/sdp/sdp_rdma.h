@@ -144,13 +144,6 @@ static inline u32 sdp_copied_seq(const struct sdp_sock *ssk)
 	return ssk->rcv_nxt - ssk->conn->rx_ready_bytes;
 }
 
-/* Has the urgent byte arrived, and does it stand at @seq? */
-static inline bool sdp_urg_at(const struct sdp_sock *ssk, u32 seq)
-{
-	return (ssk->urg_data & (SDP_URG_VALID | SDP_URG_READ)) &&
-	       ssk->urg_seq == seq;
-}
-
 /* The next unread byte is the urgent one (so it has arrived, unpassed). */
 static inline bool sdp_urg_next(const struct sdp_sock *ssk)
 {
@@ -183,6 +176,7 @@ void sdp_tx_buf_put(struct sdp_conn *c, struct sdp_tx_slot *s);
 u16 sdp_conn_hello_bufs(struct sdp_conn *c);
 
 /* sdp_dev.c */
+extern const struct sdp_upcalls *sdp_up;
 struct sdp_dev *sdp_dev_get(struct ib_device *ibdev);
 void sdp_dev_put(struct sdp_dev *sdev);
 int sdp_dev_add_conn(struct sdp_dev *sdev, struct sdp_conn *c);

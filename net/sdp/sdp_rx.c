@@ -10,11 +10,9 @@
  * credit is returned to the peer piggy-backed on the next message, or alone
  * when the peer needs it.
  */
-#include <linux/sched/clock.h>
 #include <linux/uio.h>
 
 #include "sdp_rdma.h"
-#include "sdp_fallback.h"
 
 int sdp_post_recv(struct sdp_conn *c, struct sdp_rx_slot *slot)
 {
@@ -107,7 +105,7 @@ static void sdp_qp_down(struct sdp_sock *ssk, u8 status)
 		return;
 	if (status == IB_WC_LOC_LEN_ERR) {
 		/* The peer sent more than our buffer holds. */
-		sdp_conn_error(ssk, ECONNRESET, SDP_MIB_BAD_LEN);
+		sdp_up->error(ssk, ECONNRESET, SDP_MIB_BAD_LEN);
 		return;
 	}
 	if (status != IB_WC_WR_FLUSH_ERR)
@@ -116,7 +114,7 @@ static void sdp_qp_down(struct sdp_sock *ssk, u8 status)
 		/* Our DisConn can no longer go: writes fail as after a RST. */
 		err = sk->sk_state == TCP_CLOSE_WAIT ? EPIPE : 0;
 	set_bit(SDP_F_CM_GONE, &ssk->flags);
-	sdp_done(sk, err);
+	sdp_up->done(sk, err);
 }
 
 /* Handle one message; returns false when the connection ended. */
@@ -140,7 +138,7 @@ static bool sdp_rx_one(struct sdp_sock *ssk, struct sdp_rx_slot *slot)
 			      test_bit(SDP_F_RCVD_DISCONN, &ssk->flags));
 	if (mib) {
 		list_del_init(&slot->node);
-		sdp_conn_error(ssk, ECONNRESET, mib);
+		sdp_up->error(ssk, ECONNRESET, mib);
 		return false;
 	}
 	len = slot->len;
@@ -160,7 +158,7 @@ static bool sdp_rx_one(struct sdp_sock *ssk, struct sdp_rx_slot *slot)
 		if (sock_flag(sk, SOCK_DEAD)) {
 			/* Data for a closed socket: reset, as TCP does. */
 			list_del_init(&slot->node);
-			sdp_conn_error(ssk, 0, SDP_MIB_ABORT_ON_DATA);
+			sdp_up->error(ssk, 0, SDP_MIB_ABORT_ON_DATA);
 			return false;
 		}
 		slot->off = sizeof(*h);
@@ -186,20 +184,20 @@ static bool sdp_rx_one(struct sdp_sock *ssk, struct sdp_rx_slot *slot)
 		list_del_init(&slot->node);
 		SDP_INC_STATS(sock_net(sk), SDP_MIB_ABORT_RCVD);
 		/* tcp_reset(): after the peer's FIN a reset reads as EPIPE. */
-		sdp_done(sk, sk->sk_state == TCP_CLOSE_WAIT ? EPIPE : ECONNRESET);
+		sdp_up->done(sk, sk->sk_state == TCP_CLOSE_WAIT ? EPIPE : ECONNRESET);
 		return false;
 	}
 	if (mib) {
 		list_del_init(&slot->node);
-		sdp_conn_error(ssk, ECONNRESET, mib);
+		sdp_up->error(ssk, ECONNRESET, mib);
 		return false;
 	}
 	if (sdp_repost(c, slot)) {
-		sdp_conn_error(ssk, ECONNRESET, SDP_MIB_QP_ERROR);
+		sdp_up->error(ssk, ECONNRESET, SDP_MIB_QP_ERROR);
 		return false;
 	}
 	if (h->mid == SDP_MID_DISCONN)
-		sdp_peer_disconn(ssk);
+		sdp_up->peer_disconn(ssk);
 	return true;
 }
 
@@ -216,7 +214,7 @@ static bool sdp_rx_more(struct sdp_sock *ssk, gfp_t gfp)
 		return false;	/* the reader tries again */
 	c->rx_starved = false;
 	if (err)
-		sdp_conn_error(ssk, ECONNRESET, SDP_MIB_QP_ERROR);
+		sdp_up->error(ssk, ECONNRESET, SDP_MIB_QP_ERROR);
 	return !err;
 }
 
@@ -253,15 +251,6 @@ void sdp_rx_reap(struct sdp_sock *ssk)
 	}
 }
 
-/* tcp_epollin_ready(): an urgent byte at the mark counts only inline. */
-bool sdp_readable(const struct sock *sk, int target)
-{
-	const struct sdp_sock *ssk = sdp_sk(sk);
-
-	return READ_ONCE(ssk->rx_avail) >=
-	       target + (READ_ONCE(ssk->rx_mark) && !sock_flag(sk, SOCK_URGINLINE));
-}
-
 /* SIOCINQ (tcp_inq()): with an urgent byte ahead, the bytes before it. */
 int sdp_inq(struct sdp_sock *ssk)
 {
@@ -282,35 +271,6 @@ int sdp_inq(struct sdp_sock *ssk)
 bool sdp_at_mark(const struct sdp_sock *ssk)
 {
 	return ssk->conn && sdp_urg_next(ssk);
-}
-
-/* recv(MSG_OOB), tcp_recv_urg(): never waits. */
-static int sdp_recv_urg(struct sdp_sock *ssk, struct msghdr *msg, size_t len,
-			int flags)
-{
-	struct sock *sk = &ssk->sk;
-	u16 urg = ssk->urg_data;
-	char byte = urg;
-
-	if (sock_flag(sk, SOCK_URGINLINE) || !urg || urg == SDP_URG_READ)
-		return -EINVAL;
-	if (sk->sk_state == TCP_CLOSE && !sock_flag(sk, SOCK_DONE))
-		return -ENOTCONN;
-	if (urg & SDP_URG_VALID) {
-		if (!(flags & MSG_PEEK))
-			WRITE_ONCE(ssk->urg_data, SDP_URG_READ);
-		msg->msg_flags |= MSG_OOB;
-		if (!len) {
-			msg->msg_flags |= MSG_TRUNC;
-			return 0;
-		}
-		if (!(flags & MSG_TRUNC) && memcpy_to_msg(msg, &byte, 1))
-			return -EFAULT;
-		return 1;
-	}
-	if (sk->sk_state == TCP_CLOSE || (sk->sk_shutdown & RCV_SHUTDOWN))
-		return 0;
-	return -EAGAIN;
 }
 
 /*
@@ -388,164 +348,26 @@ static int sdp_rx_copy(struct sdp_sock *ssk, struct msghdr *msg, size_t len,
 	if (flags & MSG_PEEK)
 		*peeked += seq - start;
 	if (err == -EIO)
-		sdp_conn_error(ssk, ECONNRESET, SDP_MIB_QP_ERROR);
+		sdp_up->error(ssk, ECONNRESET, SDP_MIB_QP_ERROR);
 	return copied ? copied : err;
-}
-
-/* Would the waiting reader have something to do (@seen: bytes it peeked)? */
-static bool sdp_recv_wake(struct sdp_sock *ssk, size_t seen)
-{
-	struct sock *sk = &ssk->sk;
-
-	return READ_ONCE(ssk->rx_avail) > seen ||
-	       test_bit(SDP_F_DEFERRED, &ssk->flags) ||
-	       READ_ONCE(sk->sk_err) ||
-	       (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN) ||
-	       READ_ONCE(sk->sk_state) == TCP_CLOSE || sdp_fb(ssk);
-}
-
-static u32 sdp_recv_poll_us(const struct sock *sk)
-{
-#ifdef CONFIG_NET_RX_BUSY_POLL
-	if (READ_ONCE(sk->sk_ll_usec))
-		return READ_ONCE(sk->sk_ll_usec);
-#endif
-	return READ_ONCE(sdp_net(sock_net(sk))->recv_poll_us);
 }
 
 /*
- * Poll, then sleep: over RDMA an answer often comes back sooner than a
- * sleep and a wakeup take. Spin without the socket lock, so completions
- * are taken in softirq at once, until the reader has something to do, for
- * at most the socket's poll time, and only while nothing else wants the CPU.
+ * recvmsg()'s copy (sdp_rx_copy()), then the credits it freed: the ring
+ * doubles if the peer had run out, and what was consumed is returned.
  */
-static bool sdp_recv_poll(struct sdp_sock *ssk, size_t seen)
+int sdp_conn_read(struct sdp_sock *ssk, struct msghdr *msg, size_t len,
+		  int flags, u32 *peeked)
 {
-	struct sock *sk = &ssk->sk;
-	u32 us = sdp_recv_poll_us(sk);
-	bool hit;
-	u64 end;
+	int n = sdp_rx_copy(ssk, msg, len, flags, peeked);
 
-	if (!us)
-		return false;
-	release_sock(sk);
-	end = local_clock() + (u64)us * NSEC_PER_USEC;
-	while (!(hit = sdp_recv_wake(ssk, seen)) && !need_resched() &&
-	       !signal_pending(current) && local_clock() < end)
-		cpu_relax();
-	lock_sock(sk);
-	SDP_INC_STATS(sock_net(sk), hit ? SDP_MIB_RECV_POLL_HIT :
-					  SDP_MIB_RECV_POLL_MISS);
-	return hit;
+	if (n >= 0 && (sdp_rx_more(ssk, ssk->sk.sk_allocation) || !(flags & MSG_PEEK)))
+		sdp_tx_push(ssk, false);
+	return n;
 }
 
-/* Mirrors tcp_recvmsg_locked(): same wait, error and EOF rules. */
-int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags)
+/* Where reading stands in the stream (0 without a connection). */
+u32 sdp_conn_read_seq(const struct sdp_sock *ssk)
 {
-	struct sock *sk = sock->sk;
-	struct sdp_sock *ssk = sdp_sk(sk);
-	size_t copied = 0;
-	u32 peeked = 0, peek_base;
-	long timeo;
-	int target, n, err = 0;
-
-	if (sdp_fb(ssk))
-		return sdp_fb_recvmsg(ssk, msg, len, flags);
-	if (flags & MSG_ERRQUEUE)
-		return sock_recv_errqueue(sk, msg, len, SOL_IP, IP_RECVERR);
-
-	lock_sock(sk);
-	if (flags & MSG_OOB) {
-		err = sk->sk_state == TCP_LISTEN ? -ENOTCONN : 0;
-		if (!err) {
-			sdp_flush(ssk);
-			err = sdp_recv_urg(ssk, msg, len, flags);
-		}
-		release_sock(sk);
-		return err;
-	}
-	WARN(READ_ONCE(sdp_inject_warn) && xchg(&sdp_inject_warn, 0),
-	     "sdp: warning injected through debugfs\n");
-	if (sk->sk_state == TCP_LISTEN) {
-		err = -ENOTCONN;
-		goto out;
-	}
-	timeo = sock_rcvtimeo(sk, flags & MSG_DONTWAIT);
-	target = sock_rcvlowat(sk, flags & MSG_WAITALL, len);
-	peek_base = ssk->conn ? sdp_copied_seq(ssk) : 0;
-
-	do {
-		DEFINE_WAIT_FUNC(wait, woken_wake_function);
-		size_t seen = flags & MSG_PEEK ? peeked : 0;
-
-		if (!copied && sdp_fb(ssk)) {
-			/* Fell back while we waited for the connection. */
-			release_sock(sk);
-			return sdp_fb_recvmsg(ssk, msg, len, flags);
-		}
-		sdp_flush(ssk);
-		if (ssk->conn && (flags & MSG_PEEK) && sdp_copied_seq(ssk) != peek_base) {
-			/* Read from under the peek (tcp_recvmsg()'s race): start over there. */
-			peek_base = sdp_copied_seq(ssk);
-			peeked = 0;
-		}
-		/* At the urgent mark a read ends, or gives way to a signal. */
-		if (ssk->conn && sdp_urg_at(ssk, sdp_copied_seq(ssk) + peeked)) {
-			if (copied)
-				break;
-			if (signal_pending(current)) {
-				err = timeo ? sock_intr_errno(timeo) : -EAGAIN;
-				break;
-			}
-		}
-		n = sdp_rx_copy(ssk, msg, len - copied, flags, &peeked);
-		if (n < 0) {
-			if (!copied)
-				err = n;
-			break;
-		}
-		copied += n;
-		/* New buffers or freed ones: the peer may need the credits. */
-		if (sdp_rx_more(ssk, sk->sk_allocation) || !(flags & MSG_PEEK))
-			sdp_tx_push(ssk, false);
-		if (copied >= target)
-			break;
-
-		if (copied) {
-			if (!timeo || sk->sk_err || sk->sk_state == TCP_CLOSE ||
-			    (sk->sk_shutdown & RCV_SHUTDOWN) ||
-			    signal_pending(current))
-				break;
-		} else {
-			if (sk->sk_err) {
-				err = sock_error(sk);
-				break;
-			}
-			if (sk->sk_shutdown & RCV_SHUTDOWN)
-				break;
-			if (sk->sk_state == TCP_CLOSE) {
-				/* Never connected. */
-				if (!sock_flag(sk, SOCK_DONE))
-					err = -ENOTCONN;
-				break;
-			}
-			if (!timeo) {
-				err = -EAGAIN;
-				break;
-			}
-			if (signal_pending(current)) {
-				err = sock_intr_errno(timeo);
-				break;
-			}
-		}
-
-		if (sdp_recv_poll(ssk, seen))
-			continue;
-		add_wait_queue(sk_sleep(sk), &wait);
-		sk_wait_event(sk, &timeo, sdp_recv_wake(ssk, seen), &wait);
-		remove_wait_queue(sk_sleep(sk), &wait);
-	} while (copied < len);
-out:
-	release_sock(sk);
-	return copied ? copied : err;
+	return ssk->conn ? sdp_copied_seq(ssk) : 0;
 }

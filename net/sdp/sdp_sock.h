@@ -11,6 +11,7 @@
 #include <linux/net.h>
 #include <linux/workqueue.h>
 #include <linux/tcp.h>
+#include <net/ipv6.h>
 #include <net/sock.h>
 #include <net/tcp.h>
 #include <net/tcp_states.h>
@@ -208,6 +209,20 @@ static inline unsigned long sdp_tcp_backoff(int n)
 	return t;
 }
 
+/* rdma_cm wants IPv4 destinations as sockaddr_in. */
+static inline void sdp_addr_unmap(struct sockaddr_storage *addr)
+{
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)addr;
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+
+	if (addr->ss_family != AF_INET6 || !ipv6_addr_v4mapped(&sin6->sin6_addr))
+		return;
+	sin.sin_port = sin6->sin6_port;
+	sin.sin_addr.s_addr = sin6->sin6_addr.s6_addr32[3];
+	memset(addr, 0, sizeof(*addr));
+	memcpy(addr, &sin, sizeof(sin));
+}
+
 /* A connection that carries data: established or half closed. */
 static inline bool sdp_can_send_state(const struct sock *sk)
 {
@@ -220,6 +235,29 @@ static inline bool sdp_fb(const struct sdp_sock *ssk)
 	return READ_ONCE(ssk->transport) == SDP_TRANSPORT_TCP;
 }
 
+/* tcp_epollin_ready(): an urgent byte at the mark counts only inline. */
+static inline bool sdp_readable(const struct sock *sk, int target)
+{
+	const struct sdp_sock *ssk = sdp_sk(sk);
+
+	return READ_ONCE(ssk->rx_avail) >=
+	       target + (READ_ONCE(ssk->rx_mark) && !sock_flag(sk, SOCK_URGINLINE));
+}
+
+/* Has the urgent byte arrived, and does it stand at @seq? */
+static inline bool sdp_urg_at(const struct sdp_sock *ssk, u32 seq)
+{
+	return (ssk->urg_data & (SDP_URG_VALID | SDP_URG_READ)) &&
+	       ssk->urg_seq == seq;
+}
+
+/* sdp_data.c */
+int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags);
+int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len);
+void sdp_splice_eof(struct socket *sock);
+bool sdp_writeable(const struct sock *sk);
+void sdp_write_space(struct sock *sk);
+
 /* sdp_policy.c */
 int sdp_policy_set(struct sdp_sock *ssk, sockptr_t optval, unsigned int optlen);
 int sdp_policy_get(struct sdp_sock *ssk, char __user *optval, int __user *optlen);
@@ -229,10 +267,8 @@ bool sdp_policy_tcp(const struct sdp_sock *ssk, const struct sockaddr_storage *s
 /* af_sdp.c */
 extern struct proto sdp_proto;
 extern struct proto_ops sdp_proto_ops;
-extern struct workqueue_struct *sdp_wq;
 struct sdp_sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern);
 int sdp_tcp_create(struct sdp_sock *ssk, int family, const struct sdp_sock *parent);
-int sdp_inherit(struct sdp_sock *child, struct sdp_sock *parent);
 void sdp_inherit_sk(struct sdp_sock *child, struct sdp_sock *parent);
 void sdp_set_state(struct sock *sk, int state);
 void sdp_rdma_reset(struct sdp_sock *ssk);
@@ -243,7 +279,6 @@ int sdp_addr_from_user(struct sdp_sock *ssk, struct sockaddr *uaddr, int len,
 		       struct sockaddr_storage *out, bool for_connect);
 int sdp_addr_to_user(struct sdp_sock *ssk, const struct sockaddr_storage *addr,
 		     struct sockaddr *uaddr);
-void sdp_addr_unmap(struct sockaddr_storage *addr);
 
 /* sdp_listen.c */
 struct sdp_sock *sdp_accept_dequeue(struct sdp_sock *lssk);

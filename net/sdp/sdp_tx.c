@@ -19,7 +19,6 @@
 #include <net/tcp.h>
 
 #include "sdp_rdma.h"
-#include "sdp_fallback.h"
 #include "sdp_trace.h"
 
 #define SDP_HDR	sizeof(struct sdp_bsdh)
@@ -198,7 +197,7 @@ void sdp_tx_push(struct sdp_sock *ssk, bool force)
 	sdp_tx_watch(ssk, false);
 	return;
 err:
-	sdp_conn_error(ssk, ECONNRESET, SDP_MIB_QP_ERROR);
+	sdp_up->error(ssk, ECONNRESET, SDP_MIB_QP_ERROR);
 }
 
 void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -241,7 +240,7 @@ static void sdp_tx_error(struct sdp_sock *ssk, u8 status)
 {
 	if (status == IB_WC_WR_FLUSH_ERR || ssk->sk.sk_state == TCP_CLOSE)
 		return;
-	sdp_conn_error(ssk, status == IB_WC_RETRY_EXC_ERR ? ETIMEDOUT : ECONNRESET,
+	sdp_up->error(ssk, status == IB_WC_RETRY_EXC_ERR ? ETIMEDOUT : ECONNRESET,
 		       SDP_MIB_QP_ERROR);
 }
 
@@ -282,7 +281,7 @@ void sdp_tx_reap(struct sdp_sock *ssk)
 		if (c->tx_post == c->tx_head)
 			ssk->tx_stamp = jiffies;
 		if (((struct sdp_bsdh *)s->buf)->mid == SDP_MID_DISCONN)
-			sdp_disconn_sent(ssk);
+			sdp_up->disconn_sent(ssk);
 		if (!ssk->conn)
 			return;
 	}
@@ -298,34 +297,6 @@ void sdp_tx_reap(struct sdp_sock *ssk)
 		if (sk->sk_socket && test_bit(SOCK_NOSPACE, &sk->sk_socket->flags))
 			sk->sk_write_space(sk);
 	}
-}
-
-bool sdp_writeable(const struct sock *sk)
-{
-	const struct sdp_sock *ssk = sdp_sk(sk);
-
-	if (READ_ONCE(ssk->tx_unsent) >= READ_ONCE(ssk->notsent_lowat))
-		return false;
-	/* Never connected: nothing to wait for (send fails with EPIPE). */
-	return READ_ONCE(ssk->tx_free_slots) > 0 || !READ_ONCE(ssk->conn);
-}
-
-void sdp_write_space(struct sock *sk)
-{
-	struct socket_wq *wq;
-
-	if (!sdp_writeable(sk))
-		return;
-	if (sk->sk_socket)
-		clear_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
-	rcu_read_lock();
-	wq = rcu_dereference(sk->sk_wq);
-	if (skwq_has_sleeper(wq))
-		wake_up_interruptible_sync_poll(&wq->wait, EPOLLOUT |
-						EPOLLWRNORM | EPOLLWRBAND);
-	if (wq && wq->fasync_list && !(sk->sk_shutdown & SEND_SHUTDOWN))
-		sock_wake_async(wq, SOCK_WAKE_SPACE, POLL_OUT);
-	rcu_read_unlock();
 }
 
 void sdp_cork_timer(struct timer_list *t)
@@ -377,7 +348,7 @@ void sdp_tx_watch(struct sdp_sock *ssk, bool rearm)
 	}
 	due = ssk->tx_stamp + limit;
 	if (time_after_eq(jiffies, due)) {
-		sdp_conn_error(ssk, ETIMEDOUT, SDP_MIB_TX_TIMEOUT);
+		sdp_up->error(ssk, ETIMEDOUT, SDP_MIB_TX_TIMEOUT);
 		return;
 	}
 	if (rearm || !timer_pending(&ssk->tx_timer))
@@ -480,38 +451,6 @@ static struct sdp_tx_slot *sdp_tx_fill_slot(struct sdp_conn *c, gfp_t gfp, int *
 	return s;
 }
 
-static int sdp_wait_space(struct sdp_sock *ssk, long *timeo)
-{
-	DEFINE_WAIT_FUNC(wait, woken_wake_function);
-	struct sock *sk = &ssk->sk;
-
-	for (;;) {
-		if (sk->sk_err || (sk->sk_shutdown & SEND_SHUTDOWN) ||
-		    !sdp_can_send_state(sk) || !ssk->conn)
-			return -EPIPE;
-		if (READ_ONCE(ssk->tx_free_slots))
-			return 0;
-		/*
-		 * Before -EAGAIN too, as sk_stream_wait_memory(): completions
-		 * wake writers only when this is set, and an edge-triggered
-		 * epoll sender that got -EAGAIN waits for that EPOLLOUT.
-		 */
-		sk_set_bit(SOCKWQ_ASYNC_NOSPACE, sk);
-		set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
-		if (!*timeo)
-			return -EAGAIN;
-		if (signal_pending(current))
-			return sock_intr_errno(*timeo);
-		add_wait_queue(sk_sleep(sk), &wait);
-		sk_wait_event(sk, timeo, READ_ONCE(ssk->tx_free_slots) ||
-			      test_bit(SDP_F_DEFERRED, &ssk->flags) ||
-			      READ_ONCE(sk->sk_err) ||
-			      (READ_ONCE(sk->sk_shutdown) & SEND_SHUTDOWN), &wait);
-		remove_wait_queue(sk_sleep(sk), &wait);
-		sdp_flush(ssk);
-	}
-}
-
 /*
  * MSG_OOB: the last byte sent is urgent (tcp_mark_urg()). Its message ends
  * there, so the byte is the message's last as SDP_OOB_PRES says, and it is
@@ -537,147 +476,56 @@ static void sdp_mark_urg(struct sdp_sock *ssk)
 }
 
 /*
- * sendto(MSG_FASTOPEN): connect to msg_name, then send, as TCP does without
- * a cookie (SDP has no data in its Hello): blocking, the bytes are sent once
- * connected; non-blocking, EINPROGRESS with none taken. A connected socket
- * gets EISCONN; client TFO off (net.ipv4.tcp_fastopen) gets EOPNOTSUPP.
+ * sendmsg()'s copy: from @msg into the send ring until it is empty (0), no
+ * buffer is free (-EAGAIN, what is filled pushed) or copying fails (-EFAULT,
+ * -ENOMEM); *copied grows by what was taken. Full buffers go at once, except
+ * MSG_OOB's last, which sdp_conn_sent() flags first.
  */
-static int sdp_sendmsg_fastopen(struct socket *sock, struct msghdr *msg,
-				size_t size)
+int sdp_conn_write(struct sdp_sock *ssk, struct msghdr *msg, int flags,
+		   size_t *copied)
 {
-	struct sock *sk = sock->sk;
-	struct sockaddr *addr = msg->msg_name;
-	int err;
-
-	if (!(READ_ONCE(sock_net(sk)->ipv4.sysctl_tcp_fastopen) & TFO_CLIENT_ENABLE) ||
-	    (addr && msg->msg_namelen >= sizeof(addr->sa_family) &&
-	     addr->sa_family == AF_UNSPEC))
-		return -EOPNOTSUPP;
-	if (!addr)
-		return sock->state == SS_UNCONNECTED ? -EINVAL : -EISCONN;
-	err = sock->ops->connect(sock, addr, msg->msg_namelen,
-				 msg->msg_flags & MSG_DONTWAIT ? O_NONBLOCK : 0);
-	if (err)
-		return err;
-	msg->msg_flags &= ~MSG_FASTOPEN;
-	msg->msg_name = NULL;
-	msg->msg_namelen = 0;
-	return sdp_sendmsg(sock, msg, size);
-}
-
-/*
- * Mirrors tcp_sendmsg_locked(): same waits, errors, SIGPIPE and partial counts.
- * splice() and sendfile() come here too, with MSG_SPLICE_PAGES and the pages
- * in an ITER_BVEC (sdp_compat.h): we copy them like any other data, so they
- * are the caller's again when we return.
- */
-int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
-{
-	struct sock *sk = sock->sk;
-	struct sdp_sock *ssk = sdp_sk(sk);
-	int flags = msg->msg_flags;
-	struct sdp_conn *c;
+	struct sdp_conn *c = ssk->conn;
 	struct sdp_tx_slot *s;
-	size_t copied = 0;
-	long timeo;
-	int err;
+	int err = 0;
 
-	if (flags & MSG_FASTOPEN)
-		return sdp_sendmsg_fastopen(sock, msg, size);
-	if (sdp_fb(ssk))
-		return sdp_fb_sendmsg(ssk, msg, size);
-
-	lock_sock(sk);
-	timeo = sock_sndtimeo(sk, flags & MSG_DONTWAIT);
-	if (!sdp_can_send_state(sk)) {
-		err = sk_stream_wait_connect(sk, &timeo);
-		if (err)
-			goto do_error;
-	}
-	sk_clear_bit(SOCKWQ_ASYNC_NOSPACE, sk);
-	err = -EPIPE;
-	if (sk->sk_err || (sk->sk_shutdown & SEND_SHUTDOWN))
-		goto do_error;
-
-	sdp_flush(ssk);
 	while (msg_data_left(msg)) {
 		size_t n, got;
 
-		c = ssk->conn;
-		err = 0;
-		s = c ? sdp_tx_fill_slot(c, sk->sk_allocation, &err) : NULL;
+		s = c ? sdp_tx_fill_slot(c, ssk->sk.sk_allocation, &err) : NULL;
 		if (err)
-			goto do_error;
+			return err;
 		if (!s) {
 			sdp_tx_push(ssk, false);
-			err = sdp_wait_space(ssk, &timeo);
-			if (err)
-				goto do_error;
-			continue;
+			return -EAGAIN;
 		}
 		n = min_t(size_t, msg_data_left(msg), c->snd_size - s->len);
 		got = copy_from_iter(s->buf + s->len, n, &msg->msg_iter);
 		s->len += got;
 		c->tx_unposted_bytes += got;
 		c->tx_queued_bytes += got;
-		copied += got;
-		if (got != n) {
-			err = -EFAULT;
-			goto do_error;
-		}
-		/* (the urgent byte's message is flagged before it goes) */
+		*copied += got;
+		if (got != n)
+			return -EFAULT;
 		if (s->len == c->snd_size && (msg_data_left(msg) || !(flags & MSG_OOB)))
 			sdp_tx_push(ssk, false);
 	}
-out:
-	if (flags & MSG_OOB)
-		sdp_mark_urg(ssk);
-	if (flags & MSG_MORE)
-		set_bit(SDP_F_MORE, &ssk->flags);
-	else
-		clear_bit(SDP_F_MORE, &ssk->flags);
-	sdp_tx_push(ssk, false);
-	c = ssk->conn;
-	if (c && c->tx_post != c->tx_head && !timer_pending(&ssk->cork_timer) &&
-	    (ssk->cork || (flags & MSG_MORE)))
-		sk_reset_timer(sk, &ssk->cork_timer, jiffies + SDP_CORK_TIMEOUT);
-	sdp_update_counts(ssk);
-	release_sock(sk);
-	return copied;
-
-do_error:
-	if (copied)
-		goto out;
-	if (sdp_fb(ssk)) {
-		/* Fell back while we waited for the connection. */
-		release_sock(sk);
-		return sdp_fb_sendmsg(ssk, msg, size);
-	}
-	err = sk_stream_error(sk, flags, err);
-	release_sock(sk);
-	return err;
+	return 0;
 }
 
 /*
- * sendfile() met the end of its file before its count, having sent with
- * MSG_MORE: nothing follows, so push now (tcp_splice_eof()). TCP_CORK and
- * Nagle still apply.
+ * The end of a sendmsg(): MSG_OOB's byte flagged, what may go pushed, and a
+ * partial message held by TCP_CORK or MSG_MORE (SDP_F_MORE) timed.
  */
-void sdp_splice_eof(struct socket *sock)
+void sdp_conn_sent(struct sdp_sock *ssk, int flags)
 {
-	struct sock *sk = sock->sk;
-	struct sdp_sock *ssk = sdp_sk(sk);
-	struct socket *tcp;
+	struct sdp_conn *c;
 
-	if (sdp_fb(ssk)) {
-		sdp_fb_ready(ssk);
-		tcp = ssk->tcp;
-		if (tcp->ops->splice_eof)
-			tcp->ops->splice_eof(tcp);
-		return;
-	}
-	lock_sock(sk);
-	if (test_and_clear_bit(SDP_F_MORE, &ssk->flags))
-		sdp_tx_push(ssk, false);
-	release_sock(sk);
+	if (flags & MSG_OOB)
+		sdp_mark_urg(ssk);
+	sdp_tx_push(ssk, false);
+	c = ssk->conn;
+	if (c && c->tx_post != c->tx_head && !timer_pending(&ssk->cork_timer) &&
+	    (ssk->cork || test_bit(SDP_F_MORE, &ssk->flags)))
+		sk_reset_timer(&ssk->sk, &ssk->cork_timer, jiffies + SDP_CORK_TIMEOUT);
+	sdp_update_counts(ssk);
 }

@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sockets Direct Protocol: the socket's byte stream. recvmsg() and
+ * sendmsg() with TCP's rules for waiting, errors, urgent data and partial
+ * counts, and the readiness poll() reports; the connection (sdp_conn.h)
+ * moves the bytes, and after a fallback the native socket does.
+ */
+#include <linux/sched/clock.h>
+#include <linux/uio.h>
+#include <net/tcp.h>
+
+#include "sdp_sock.h"
+#include "sdp_conn.h"
+#include "sdp_fallback.h"
+
+/* recv(MSG_OOB), tcp_recv_urg(): never waits. */
+static int sdp_recv_urg(struct sdp_sock *ssk, struct msghdr *msg, size_t len,
+			int flags)
+{
+	struct sock *sk = &ssk->sk;
+	u16 urg = ssk->urg_data;
+	char byte = urg;
+
+	if (sock_flag(sk, SOCK_URGINLINE) || !urg || urg == SDP_URG_READ)
+		return -EINVAL;
+	if (sk->sk_state == TCP_CLOSE && !sock_flag(sk, SOCK_DONE))
+		return -ENOTCONN;
+	if (urg & SDP_URG_VALID) {
+		if (!(flags & MSG_PEEK))
+			WRITE_ONCE(ssk->urg_data, SDP_URG_READ);
+		msg->msg_flags |= MSG_OOB;
+		if (!len) {
+			msg->msg_flags |= MSG_TRUNC;
+			return 0;
+		}
+		if (!(flags & MSG_TRUNC) && memcpy_to_msg(msg, &byte, 1))
+			return -EFAULT;
+		return 1;
+	}
+	if (sk->sk_state == TCP_CLOSE || (sk->sk_shutdown & RCV_SHUTDOWN))
+		return 0;
+	return -EAGAIN;
+}
+
+/* Would the waiting reader have something to do (@seen: bytes it peeked)? */
+static bool sdp_recv_wake(struct sdp_sock *ssk, size_t seen)
+{
+	struct sock *sk = &ssk->sk;
+
+	return READ_ONCE(ssk->rx_avail) > seen ||
+	       test_bit(SDP_F_DEFERRED, &ssk->flags) ||
+	       READ_ONCE(sk->sk_err) ||
+	       (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN) ||
+	       READ_ONCE(sk->sk_state) == TCP_CLOSE || sdp_fb(ssk);
+}
+
+static u32 sdp_recv_poll_us(const struct sock *sk)
+{
+#ifdef CONFIG_NET_RX_BUSY_POLL
+	if (READ_ONCE(sk->sk_ll_usec))
+		return READ_ONCE(sk->sk_ll_usec);
+#endif
+	return READ_ONCE(sdp_net(sock_net(sk))->recv_poll_us);
+}
+
+/*
+ * Poll, then sleep: over RDMA an answer often comes back sooner than a
+ * sleep and a wakeup take. Spin without the socket lock, so completions
+ * are taken in softirq at once, until the reader has something to do, for
+ * at most the socket's poll time, and only while nothing else wants the CPU.
+ */
+static bool sdp_recv_poll(struct sdp_sock *ssk, size_t seen)
+{
+	struct sock *sk = &ssk->sk;
+	u32 us = sdp_recv_poll_us(sk);
+	bool hit;
+	u64 end;
+
+	if (!us)
+		return false;
+	release_sock(sk);
+	end = local_clock() + (u64)us * NSEC_PER_USEC;
+	while (!(hit = sdp_recv_wake(ssk, seen)) && !need_resched() &&
+	       !signal_pending(current) && local_clock() < end)
+		cpu_relax();
+	lock_sock(sk);
+	SDP_INC_STATS(sock_net(sk), hit ? SDP_MIB_RECV_POLL_HIT :
+					  SDP_MIB_RECV_POLL_MISS);
+	return hit;
+}
+
+/* Mirrors tcp_recvmsg_locked(): same wait, error and EOF rules. */
+int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags)
+{
+	struct sock *sk = sock->sk;
+	struct sdp_sock *ssk = sdp_sk(sk);
+	size_t copied = 0;
+	u32 peeked = 0, peek_base;
+	long timeo;
+	int target, n, err = 0;
+
+	if (sdp_fb(ssk))
+		return sdp_fb_recvmsg(ssk, msg, len, flags);
+	if (flags & MSG_ERRQUEUE)
+		return sock_recv_errqueue(sk, msg, len, SOL_IP, IP_RECVERR);
+
+	lock_sock(sk);
+	if (flags & MSG_OOB) {
+		err = sk->sk_state == TCP_LISTEN ? -ENOTCONN : 0;
+		if (!err) {
+			sdp_flush(ssk);
+			err = sdp_recv_urg(ssk, msg, len, flags);
+		}
+		release_sock(sk);
+		return err;
+	}
+	WARN(READ_ONCE(sdp_inject_warn) && xchg(&sdp_inject_warn, 0),
+	     "sdp: warning injected through debugfs\n");
+	if (sk->sk_state == TCP_LISTEN) {
+		err = -ENOTCONN;
+		goto out;
+	}
+	timeo = sock_rcvtimeo(sk, flags & MSG_DONTWAIT);
+	target = sock_rcvlowat(sk, flags & MSG_WAITALL, len);
+	peek_base = sdp_conn_read_seq(ssk);
+
+	do {
+		DEFINE_WAIT_FUNC(wait, woken_wake_function);
+		size_t seen = flags & MSG_PEEK ? peeked : 0;
+
+		if (!copied && sdp_fb(ssk)) {
+			/* Fell back while we waited for the connection. */
+			release_sock(sk);
+			return sdp_fb_recvmsg(ssk, msg, len, flags);
+		}
+		sdp_flush(ssk);
+		if (ssk->conn && (flags & MSG_PEEK) && sdp_conn_read_seq(ssk) != peek_base) {
+			/* Read from under the peek (tcp_recvmsg()'s race): start over there. */
+			peek_base = sdp_conn_read_seq(ssk);
+			peeked = 0;
+		}
+		/* At the urgent mark a read ends, or gives way to a signal. */
+		if (ssk->conn && sdp_urg_at(ssk, sdp_conn_read_seq(ssk) + peeked)) {
+			if (copied)
+				break;
+			if (signal_pending(current)) {
+				err = timeo ? sock_intr_errno(timeo) : -EAGAIN;
+				break;
+			}
+		}
+		n = sdp_conn_read(ssk, msg, len - copied, flags, &peeked);
+		if (n < 0) {
+			if (!copied)
+				err = n;
+			break;
+		}
+		copied += n;
+		if (copied >= target)
+			break;
+
+		if (copied) {
+			if (!timeo || sk->sk_err || sk->sk_state == TCP_CLOSE ||
+			    (sk->sk_shutdown & RCV_SHUTDOWN) ||
+			    signal_pending(current))
+				break;
+		} else {
+			if (sk->sk_err) {
+				err = sock_error(sk);
+				break;
+			}
+			if (sk->sk_shutdown & RCV_SHUTDOWN)
+				break;
+			if (sk->sk_state == TCP_CLOSE) {
+				/* Never connected. */
+				if (!sock_flag(sk, SOCK_DONE))
+					err = -ENOTCONN;
+				break;
+			}
+			if (!timeo) {
+				err = -EAGAIN;
+				break;
+			}
+			if (signal_pending(current)) {
+				err = sock_intr_errno(timeo);
+				break;
+			}
+		}
+
+		if (sdp_recv_poll(ssk, seen))
+			continue;
+		add_wait_queue(sk_sleep(sk), &wait);
+		sk_wait_event(sk, &timeo, sdp_recv_wake(ssk, seen), &wait);
+		remove_wait_queue(sk_sleep(sk), &wait);
+	} while (copied < len);
+out:
+	release_sock(sk);
+	return copied ? copied : err;
+}
+
+bool sdp_writeable(const struct sock *sk)
+{
+	const struct sdp_sock *ssk = sdp_sk(sk);
+
+	if (READ_ONCE(ssk->tx_unsent) >= READ_ONCE(ssk->notsent_lowat))
+		return false;
+	/* Never connected: nothing to wait for (send fails with EPIPE). */
+	return READ_ONCE(ssk->tx_free_slots) > 0 || !READ_ONCE(ssk->conn);
+}
+
+void sdp_write_space(struct sock *sk)
+{
+	struct socket_wq *wq;
+
+	if (!sdp_writeable(sk))
+		return;
+	if (sk->sk_socket)
+		clear_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+	rcu_read_lock();
+	wq = rcu_dereference(sk->sk_wq);
+	if (skwq_has_sleeper(wq))
+		wake_up_interruptible_sync_poll(&wq->wait, EPOLLOUT |
+						EPOLLWRNORM | EPOLLWRBAND);
+	if (wq && wq->fasync_list && !(sk->sk_shutdown & SEND_SHUTDOWN))
+		sock_wake_async(wq, SOCK_WAKE_SPACE, POLL_OUT);
+	rcu_read_unlock();
+}
+
+static int sdp_wait_space(struct sdp_sock *ssk, long *timeo)
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	struct sock *sk = &ssk->sk;
+
+	for (;;) {
+		if (sk->sk_err || (sk->sk_shutdown & SEND_SHUTDOWN) ||
+		    !sdp_can_send_state(sk) || !ssk->conn)
+			return -EPIPE;
+		if (READ_ONCE(ssk->tx_free_slots))
+			return 0;
+		/*
+		 * Before -EAGAIN too, as sk_stream_wait_memory(): completions
+		 * wake writers only when this is set, and an edge-triggered
+		 * epoll sender that got -EAGAIN waits for that EPOLLOUT.
+		 */
+		sk_set_bit(SOCKWQ_ASYNC_NOSPACE, sk);
+		set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+		if (!*timeo)
+			return -EAGAIN;
+		if (signal_pending(current))
+			return sock_intr_errno(*timeo);
+		add_wait_queue(sk_sleep(sk), &wait);
+		sk_wait_event(sk, timeo, READ_ONCE(ssk->tx_free_slots) ||
+			      test_bit(SDP_F_DEFERRED, &ssk->flags) ||
+			      READ_ONCE(sk->sk_err) ||
+			      (READ_ONCE(sk->sk_shutdown) & SEND_SHUTDOWN), &wait);
+		remove_wait_queue(sk_sleep(sk), &wait);
+		sdp_flush(ssk);
+	}
+}
+
+/*
+ * sendto(MSG_FASTOPEN): connect to msg_name, then send, as TCP does without
+ * a cookie (SDP has no data in its Hello): blocking, the bytes are sent once
+ * connected; non-blocking, EINPROGRESS with none taken. A connected socket
+ * gets EISCONN; client TFO off (net.ipv4.tcp_fastopen) gets EOPNOTSUPP.
+ */
+static int sdp_sendmsg_fastopen(struct socket *sock, struct msghdr *msg,
+				size_t size)
+{
+	struct sock *sk = sock->sk;
+	struct sockaddr *addr = msg->msg_name;
+	int err;
+
+	if (!(READ_ONCE(sock_net(sk)->ipv4.sysctl_tcp_fastopen) & TFO_CLIENT_ENABLE) ||
+	    (addr && msg->msg_namelen >= sizeof(addr->sa_family) &&
+	     addr->sa_family == AF_UNSPEC))
+		return -EOPNOTSUPP;
+	if (!addr)
+		return sock->state == SS_UNCONNECTED ? -EINVAL : -EISCONN;
+	err = sock->ops->connect(sock, addr, msg->msg_namelen,
+				 msg->msg_flags & MSG_DONTWAIT ? O_NONBLOCK : 0);
+	if (err)
+		return err;
+	msg->msg_flags &= ~MSG_FASTOPEN;
+	msg->msg_name = NULL;
+	msg->msg_namelen = 0;
+	return sdp_sendmsg(sock, msg, size);
+}
+
+/*
+ * Mirrors tcp_sendmsg_locked(): same waits, errors, SIGPIPE and partial counts.
+ * splice() and sendfile() come here too, with MSG_SPLICE_PAGES and the pages
+ * in an ITER_BVEC (sdp_compat.h): we copy them like any other data, so they
+ * are the caller's again when we return.
+ */
+int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
+{
+	struct sock *sk = sock->sk;
+	struct sdp_sock *ssk = sdp_sk(sk);
+	int flags = msg->msg_flags;
+	size_t copied = 0;
+	long timeo;
+	int err;
+
+	if (flags & MSG_FASTOPEN)
+		return sdp_sendmsg_fastopen(sock, msg, size);
+	if (sdp_fb(ssk))
+		return sdp_fb_sendmsg(ssk, msg, size);
+
+	lock_sock(sk);
+	timeo = sock_sndtimeo(sk, flags & MSG_DONTWAIT);
+	if (!sdp_can_send_state(sk)) {
+		err = sk_stream_wait_connect(sk, &timeo);
+		if (err)
+			goto do_error;
+	}
+	sk_clear_bit(SOCKWQ_ASYNC_NOSPACE, sk);
+	err = -EPIPE;
+	if (sk->sk_err || (sk->sk_shutdown & SEND_SHUTDOWN))
+		goto do_error;
+
+	sdp_flush(ssk);
+	for (;;) {
+		err = sdp_conn_write(ssk, msg, flags, &copied);
+		if (err != -EAGAIN)
+			break;
+		err = sdp_wait_space(ssk, &timeo);
+		if (err)
+			goto do_error;
+	}
+	if (err)
+		goto do_error;
+out:
+	if (flags & MSG_MORE)
+		set_bit(SDP_F_MORE, &ssk->flags);
+	else
+		clear_bit(SDP_F_MORE, &ssk->flags);
+	sdp_conn_sent(ssk, flags);
+	release_sock(sk);
+	return copied;
+
+do_error:
+	if (copied)
+		goto out;
+	if (sdp_fb(ssk)) {
+		/* Fell back while we waited for the connection. */
+		release_sock(sk);
+		return sdp_fb_sendmsg(ssk, msg, size);
+	}
+	err = sk_stream_error(sk, flags, err);
+	release_sock(sk);
+	return err;
+}
+
+/*
+ * sendfile() met the end of its file before its count, having sent with
+ * MSG_MORE: nothing follows, so push now (tcp_splice_eof()). TCP_CORK and
+ * Nagle still apply.
+ */
+void sdp_splice_eof(struct socket *sock)
+{
+	struct sock *sk = sock->sk;
+	struct sdp_sock *ssk = sdp_sk(sk);
+	struct socket *tcp;
+
+	if (sdp_fb(ssk)) {
+		sdp_fb_ready(ssk);
+		tcp = ssk->tcp;
+		if (tcp->ops->splice_eof)
+			tcp->ops->splice_eof(tcp);
+		return;
+	}
+	lock_sock(sk);
+	if (test_and_clear_bit(SDP_F_MORE, &ssk->flags))
+		sdp_tx_push(ssk, false);
+	release_sock(sk);
+}
