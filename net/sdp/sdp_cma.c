@@ -201,11 +201,16 @@ static int sdp_cm_route_resolved(struct sdp_sock *ssk, struct rdma_cm_id *id)
 	err = sdp_conn_param(id, &param, &hh, sizeof(hh));
 	if (err)
 		return err;
+	param.qp_num = c->qp->qp_num;
 	memcpy(&ssk->saddr, &id->route.addr.src_addr, sizeof(ssk->saddr));
 	return rdma_connect_locked(id, &param);
 }
 
-/* The REP came back: its HelloAck must be one we can work with. */
+/*
+ * The REP came back: its HelloAck must be one we can work with. With our
+ * own QP (sdp_conn_rts()) the event is CONNECT_RESPONSE: we bring the QP
+ * up and send the RTU (rdma_accept() on this side), as rdma_cm would.
+ */
 static int sdp_active_established(struct sdp_sock *ssk, struct rdma_cm_id *id,
 				  const struct rdma_cm_event *ev)
 {
@@ -213,6 +218,16 @@ static int sdp_active_established(struct sdp_sock *ssk, struct rdma_cm_id *id,
 	int mib = sdp_proto_check_hello_ack(hah, ev->param.conn.private_data_len);
 	int err;
 
+	if (ev->event == RDMA_CM_EVENT_CONNECT_RESPONSE) {
+		err = sdp_conn_rts(ssk->conn);
+		if (err) {
+			rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
+			return err;
+		}
+		err = rdma_accept(id, NULL);
+		if (err)
+			return err;
+	}
 	if (mib) {
 		SDP_INC_STATS(sock_net(&ssk->sk), mib);
 		return -ECONNREFUSED;
@@ -353,8 +368,10 @@ static int sdp_cm_device_removal(struct sdp_sock *ssk, struct rdma_cm_id *id)
  */
 static void sdp_cm_disconnected(struct sdp_sock *ssk, struct rdma_cm_id *id)
 {
-	if (!test_and_set_bit(SDP_F_CM_GONE, &ssk->flags))
+	if (!test_and_set_bit(SDP_F_CM_GONE, &ssk->flags)) {
+		sdp_conn_qp_err(ssk->conn);
 		rdma_disconnect(id);
+	}
 	sdp_flush(ssk);
 }
 
@@ -394,6 +411,7 @@ static int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 				sdp_up->fallback(ssk, SDP_FB_RESOURCES);
 		}
 		break;
+	case RDMA_CM_EVENT_CONNECT_RESPONSE:
 	case RDMA_CM_EVENT_ESTABLISHED:
 		if (child) {
 			if (sk->sk_state != TCP_CLOSE)
@@ -474,8 +492,10 @@ int sdp_cm_listen(struct sdp_sock *ssk)
 /* Disconnect the QP, once: its work requests flush, the peer is told. */
 void sdp_cm_disconnect(struct sdp_sock *ssk)
 {
-	if (ssk->conn && !test_and_set_bit(SDP_F_CM_GONE, &ssk->flags))
+	if (ssk->conn && !test_and_set_bit(SDP_F_CM_GONE, &ssk->flags)) {
+		sdp_conn_qp_err(ssk->conn);
 		rdma_disconnect(ssk->conn->id);
+	}
 }
 
 /* Destroy the id; never with lock_sock() held (handlers take it). */

@@ -94,6 +94,91 @@ static void sdp_rings_free(struct sdp_conn *c)
 }
 
 /*
+ * The IB CM gives a QP the retry counts the peer's REQ or REP asks for, and
+ * 7 retries forever: a peer that never posts receives, or stops answering,
+ * would hold our sends for good. So on IB and RoCE the QP is ours, not
+ * rdma_cm's: we move it through INIT, RTR and RTS with rdma_cm's attributes
+ * but our retry counts, no RDMA Read or Write by the peer, and none by us.
+ * iWARP has no such counts, and its CM must hold the QP: rdma_cm's there.
+ */
+static int sdp_qp_to(struct sdp_conn *c, enum ib_qp_state state)
+{
+	struct ib_qp_attr attr = { .qp_state = state };
+	int mask, err;
+
+	err = rdma_init_qp_attr(c->id, &attr, &mask);
+	if (err)
+		return err;
+	attr.qp_access_flags = 0;
+	attr.max_dest_rd_atomic = 0;
+	attr.max_rd_atomic = 0;
+	attr.retry_cnt = SDP_RETRY;
+	attr.rnr_retry = SDP_RNR_RETRY;
+	return ib_modify_qp(c->qp, &attr, mask);
+}
+
+static int sdp_qp_create(struct sdp_conn *c, struct ib_qp_init_attr *attr)
+{
+	struct rdma_cm_id *id = c->id;
+	struct ib_qp *qp;
+	int err;
+
+	if (rdma_protocol_iwarp(id->device, id->port_num)) {
+		err = rdma_create_qp(id, c->sdev->pd, attr);
+		if (!err) {
+			c->qp = id->qp;
+			c->cm_qp = true;
+		}
+		return err;
+	}
+	qp = ib_create_qp(c->sdev->pd, attr);
+	if (IS_ERR(qp))
+		return PTR_ERR(qp);
+	c->qp = qp;
+	return sdp_qp_to(c, IB_QPS_INIT);
+}
+
+static void sdp_qp_destroy(struct sdp_conn *c)
+{
+	if (!c->qp)
+		return;
+	if (c->cm_qp)
+		rdma_destroy_qp(c->id);
+	else
+		ib_destroy_qp(c->qp);
+	c->qp = NULL;
+}
+
+/*
+ * The CM exchange reached the point where rdma_cm would bring the QP up:
+ * the passive side before its REP, the active side on the REP. 0 at once
+ * when rdma_cm does it (iWARP).
+ */
+int sdp_conn_rts(struct sdp_conn *c)
+{
+	int err;
+
+	if (c->cm_qp)
+		return 0;
+	/* INIT again: now with what the CM exchange set (rdma_cm does too) */
+	err = sdp_qp_to(c, IB_QPS_INIT);
+	if (!err)
+		err = sdp_qp_to(c, IB_QPS_RTR);
+	if (!err)
+		err = sdp_qp_to(c, IB_QPS_RTS);
+	return err;
+}
+
+/* Our QP to error (rdma_disconnect() does so only for rdma_cm's). */
+void sdp_conn_qp_err(struct sdp_conn *c)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+
+	if (c && !c->cm_qp)
+		ib_modify_qp(c->qp, &attr, IB_QP_STATE);
+}
+
+/*
  * Give buffers to the receive ring's slots up to @n and post them, wherever
  * the rings may be touched (sdp_process). -ENOMEM leaves the ring as it
  * was; any other error means the QP is unusable.
@@ -242,10 +327,9 @@ int sdp_conn_create(struct sdp_sock *ssk, struct rdma_cm_id *id, u32 rcv_max)
 	attr.cap.max_recv_sge = 1;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	attr.qp_type = IB_QPT_RC;
-	err = rdma_create_qp(id, c->sdev->pd, &attr);
+	err = sdp_qp_create(c, &attr);
 	if (err)
 		goto err;
-	c->qp = id->qp;
 	c->max_inline = attr.cap.max_inline_data;
 
 	err = sdp_rx_ring_alloc(c);
@@ -263,8 +347,7 @@ int sdp_conn_create(struct sdp_sock *ssk, struct rdma_cm_id *id, u32 rcv_max)
 	return 0;
 
 err:
-	if (c->qp)
-		rdma_destroy_qp(id);
+	sdp_qp_destroy(c);
 	if (c->cq)
 		ib_free_cq(c->cq);
 	sdp_rings_free(c);
@@ -319,7 +402,7 @@ void sdp_conn_free(struct sdp_sock *ssk)
 		return;
 	ssk->conn = NULL;
 	ib_drain_qp(c->qp);
-	rdma_destroy_qp(c->id);
+	sdp_qp_destroy(c);
 	ib_free_cq(c->cq);
 	sdp_rings_free(c);
 	sdp_dev_del_conn(c);

@@ -328,7 +328,11 @@ static int sdp_passive_accept(struct sdp_sock *child)
 		goto out;
 	err = sdp_conn_param(id, &param, &hah, sizeof(hah));
 	if (!err)
+		err = sdp_conn_rts(c);
+	if (!err) {
+		param.qp_num = c->qp->qp_num;
 		err = rdma_accept(id, &param);
+	}
 	if (!err)
 		SDP_INC_STATS(sock_net(&child->sk), SDP_MIB_PASSIVE_OPENS);
 out:

@@ -96,6 +96,7 @@ struct sdp_conn {
 	struct list_head	dev_item;	/* on sdev->conns */
 	struct ib_cq		*cq;
 	struct ib_qp		*qp;
+	bool			cm_qp;		/* rdma_cm moves it (iWARP), not we */
 	u32			lkey;
 	u32			max_inline;
 	u32			path_mtu;	/* bytes, as rdma_cm set the QP */
@@ -174,6 +175,8 @@ int sdp_rx_grow(struct sdp_conn *c, u32 n, gfp_t gfp);
 int sdp_tx_buf_get(struct sdp_conn *c, struct sdp_tx_slot *s, gfp_t gfp);
 void sdp_tx_buf_put(struct sdp_conn *c, struct sdp_tx_slot *s);
 u16 sdp_conn_hello_bufs(struct sdp_conn *c);
+int sdp_conn_rts(struct sdp_conn *c);
+void sdp_conn_qp_err(struct sdp_conn *c);
 
 /* sdp_dev.c */
 extern const struct sdp_upcalls *sdp_up;

@@ -525,6 +525,64 @@ TEST_F(evil_client, data_beyond_credits)
 	expect_fault(_metadata, self, &h, 1, "BadCredits");
 }
 
+/* Take in what arrived without posting its buffers again; how many. */
+static int peer_take(struct peer *p, int ms)
+{
+	double end = sdp_now() + ms / 1000.0;
+	struct ibv_wc wc;
+	int n = 0;
+
+	while (sdp_now() < end) {
+		if (ibv_poll_cq(p->cq, 1, &wc) <= 0) {
+			usleep(1000);
+			continue;
+		}
+		if (wc.status != IBV_WC_SUCCESS || !(wc.opcode & IBV_WC_RECV))
+			continue;
+		p->rx_mseq = ntohl(((struct bsdh *)(p->mem + wc.wr_id * PEER_SIZE))->mseq);
+		p->posted--;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * A peer that grants credits for buffers it never posts again: our sends
+ * meet receiver-not-ready. Its REQ asked for 7 RNR retries, which is
+ * forever, but the retries are ours: the send fails after SDP_RNR_RETRY
+ * and the connection resets in seconds, not at the 60 s bound on a send
+ * that never completes.
+ */
+TEST_F_TIMEOUT(evil_client, receiver_never_ready_resets, 90)
+{
+	long long before = sdp_stat("QpError");
+	static char buf[64 * PEER_SIZE];
+	struct bsdh h;
+	double t0;
+	int i;
+
+	/*
+	 * Rounds until none of its receives is left: our messages come in,
+	 * it takes them without posting again, and says all are free.
+	 */
+	for (i = 0; i < 32 && self->p.posted > 0; i++) {
+		if (send(self->sfd, buf, sizeof(buf), MSG_DONTWAIT) < 0 && errno != EAGAIN)
+			break;
+		peer_take(&self->p, 500);
+		next_header(&self->p, &h, MID_DATA, 0);
+		ASSERT_EQ(0, send_raw(&self->p, &h, NULL, 0));
+	}
+	/* what we send now finds nothing posted */
+	send(self->sfd, buf, sizeof(buf), MSG_DONTWAIT);
+	t0 = sdp_now();
+	EXPECT_NE(0, sdp_poll1(self->sfd, POLLIN, 30000) & (POLLERR | POLLHUP));
+	TH_LOG("%d rounds; reset after %.1f s, %d of its receives left posted", i,
+	       sdp_now() - t0, self->p.posted);
+	EXPECT_GT(20.0, sdp_now() - t0);
+	EXPECT_EQ(ECONNRESET, sdp_getint(self->sfd, SOL_SOCKET, SO_ERROR));
+	EXPECT_EQ(before + 1, sdp_stat("QpError"));
+}
+
 TEST_F(evil_client, data_after_disconn)
 {
 	long long before = sdp_stat("UnexpectedMid");
