@@ -1,0 +1,512 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Connections that come and go, over SDP, for a while: every byte that
+ * arrives is checked against a keyed stream, every connection must be over
+ * the expected transport, and once the last socket is closed the kernel's
+ * SDP sockets and RDMA objects (QPs, CQs) must be back to what they were.
+ * TCP runs the same, the oracle.
+ *
+ *   churn: connect, a byte and its count back, close, 200 times in a row;
+ *   random_lives: workers at once for SDP_SOAK_SECS (default 45), each
+ *   connection with a random size and a random end: shutdown and the
+ *   peer's count, close without reading, abort mid-stream (SO_LINGER 0),
+ *   or a forked child doing the transfer on the inherited socket.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/wait.h>
+#include <netinet/tcp.h>
+
+#include "kselftest_harness.h"
+#include "sdp_proof.h"
+#include "sdp_gen.h"
+#include "../../userspace/sdp_diag.h"
+
+enum { END_SHUTDOWN, END_CLOSE, END_ABORT, END_FORK, END_KINDS };
+static const char *const end_names[END_KINDS] = { "shutdown", "close", "abort", "fork" };
+
+/* What a client says first: the stream's key, its length, how it ends. */
+struct soak_hdr {
+	unsigned long long key, total;
+	unsigned int end;
+};
+
+/* The server's answer after the client's shutdown: what arrived, intact? */
+struct soak_reply {
+	unsigned long long got;
+	long long bad;
+};
+
+struct soak {
+	int family, lfd;
+	struct sockaddr_storage addr;
+	socklen_t alen;
+	atomic_int served, resets, lost, corrupt, server_err;
+	atomic_int ends[END_KINDS], client_err, transport_err;
+	atomic_ullong bytes;
+};
+
+/* Objects of one kind (an RDMA_NLDEV_CMD_RES_*_GET) over every device. */
+struct nl_count {
+	int n, index[8];
+};
+
+static void count_dev(void *arg, int type, unsigned int v, const char *s)
+{
+	struct nl_count *c = arg;
+
+	if (type == RDMA_NLDEV_ATTR_DEV_INDEX && c->n < 8)
+		c->index[c->n++] = v;
+}
+
+static void count_msg(void *arg, int type, unsigned int v, const char *s)
+{
+	if (type == -1)
+		(*(int *)arg)++;
+}
+
+static int rdma_objects(int op)
+{
+	struct nl_count devs = {};
+	int i, n = 0;
+
+	if (sdp_rdmanl(RDMA_NLDEV_CMD_GET, true, NULL, 0, count_dev, &devs))
+		return -1;
+	for (i = 0; i < devs.n; i++) {
+		char attrs[16];
+
+		sdp_nla_u32(attrs, RDMA_NLDEV_ATTR_DEV_INDEX, devs.index[i]);
+		if (sdp_rdmanl(op, true, attrs, NLA_HDRLEN + 4, count_msg, &n))
+			return -1;
+	}
+	return n;
+}
+
+/* SDP sockets in this namespace, by sock_diag. */
+static int sdp_sockets(void)
+{
+	static char buf[65536];
+	struct sdp_diag_req req = { .sdiag_states = ~0u };
+	int fd = sdp_diag_open(&req), n = 0, len;
+
+	if (fd < 0)
+		return -1;
+	while ((len = recv(fd, buf, sizeof(buf), 0)) > 0) {
+		struct nlmsghdr *h;
+
+		for (h = (void *)buf; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
+			if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
+				close(fd);
+				return h->nlmsg_type == NLMSG_DONE ? n : -1;
+			}
+			n++;
+		}
+	}
+	close(fd);
+	return -1;
+}
+
+struct baseline {
+	int qps, cqs, socks;
+};
+
+static void baseline_read(struct baseline *b)
+{
+	b->qps = rdma_objects(RDMA_NLDEV_CMD_RES_QP_GET);
+	b->cqs = rdma_objects(RDMA_NLDEV_CMD_RES_CQ_GET);
+	b->socks = sdp_sockets();
+}
+
+/*
+ * Everything back to @b; closed connections finish their DisConn or Abort
+ * exchange first, so wait up to 30 s. The last reading goes to @now.
+ */
+static bool baseline_back(const struct baseline *b, struct baseline *now)
+{
+	int i;
+
+	for (i = 0; i < 300; i++) {
+		baseline_read(now);
+		if (now->qps == b->qps && now->cqs == b->cqs && now->socks == b->socks)
+			return true;
+		usleep(100000);
+	}
+	return false;
+}
+
+static void set_timeouts(int fd)
+{
+	struct timeval tv = { .tv_sec = 30 };
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+struct conn {
+	struct soak *s;
+	int fd;
+};
+
+/* One accepted connection: check the stream, answer at its end. */
+static void *serve(void *arg)
+{
+	struct soak_reply reply = { .bad = -1 };
+	struct conn *c = arg;
+	struct soak *s = c->s;
+	unsigned char *buf = malloc(65536);
+	int fd = c->fd;
+	struct soak_hdr h;
+	ssize_t n;
+
+	free(c);
+	set_timeouts(fd);
+	if (!buf || sdp_read_full(fd, &h, sizeof(h)) != sizeof(h)) {
+		/* an abort can overtake the header: a reset too */
+		if (buf && errno == ECONNRESET) {
+			atomic_fetch_add(&s->resets, 1);
+		} else {
+			fprintf(stderr, "# server: no header: %s\n", strerror(errno));
+			atomic_fetch_add(&s->server_err, 1);
+		}
+		goto out;
+	}
+	while ((n = recv(fd, buf, 65536, 0)) > 0) {
+		long long bad = stream_check(h.key, reply.got, buf, n);
+
+		if (bad >= 0 && reply.bad < 0)
+			reply.bad = bad;
+		reply.got += n;
+	}
+	if (reply.bad >= 0)
+		atomic_fetch_add(&s->corrupt, 1);
+	if (n < 0) {
+		if (errno == ECONNRESET && h.end == END_ABORT) {
+			atomic_fetch_add(&s->resets, 1);
+		} else {
+			fprintf(stderr, "# server: %s after %llu of %llu B (%s)\n", strerror(errno),
+				reply.got, h.total, end_names[h.end < END_KINDS ? h.end : 0]);
+			atomic_fetch_add(&s->server_err, 1);
+		}
+		goto out;
+	}
+	if (h.end != END_ABORT && reply.got != h.total)
+		atomic_fetch_add(&s->lost, 1);
+	/* a client that closed without reading may be gone: EPIPE is fine */
+	send(fd, &reply, sizeof(reply), MSG_NOSIGNAL);
+	atomic_fetch_add(&s->served, 1);
+out:
+	free(buf);
+	close(fd);
+	return NULL;
+}
+
+static void *acceptor(void *arg)
+{
+	struct soak *s = arg;
+	struct conn *c;
+	pthread_t t;
+	int fd;
+
+	while ((fd = accept(s->lfd, NULL, NULL)) >= 0) {
+		c = malloc(sizeof(*c));
+		if (c) {
+			c->s = s;
+			c->fd = fd;
+		}
+		if (!c || pthread_create(&t, NULL, serve, c)) {
+			atomic_fetch_add(&s->server_err, 1);
+			close(fd);
+			free(c);
+			continue;
+		}
+		pthread_detach(t);
+	}
+	return NULL;
+}
+
+/* Send @total bytes of stream @key in random pieces; 0 or an errno. */
+static int send_stream(int fd, unsigned long long key, unsigned long long total,
+		       unsigned int *seed, unsigned char *buf, size_t max)
+{
+	unsigned long long off = 0;
+
+	while (off < total) {
+		size_t len = random_size(seed, max);
+
+		if (len > total - off)
+			len = total - off;
+		stream_fill(key, off, buf, len);
+		if (sdp_write_full(fd, buf, len) != (ssize_t)len)
+			return errno;
+		off += len;
+	}
+	return 0;
+}
+
+/* The orderly end: shutdown, the server's count, then its EOF. 0 or errno. */
+static int end_orderly(int fd, unsigned long long total)
+{
+	struct soak_reply r;
+	ssize_t n;
+	char c;
+
+	if (shutdown(fd, SHUT_WR))
+		return errno;
+	if (sdp_read_full(fd, &r, sizeof(r)) != sizeof(r))
+		return errno ? errno : EPIPE;
+	if (r.got != total || r.bad >= 0)
+		return EBADMSG;
+	n = recv(fd, &c, 1, 0);
+	if (n) {
+		fprintf(stderr, "# no EOF after the count: recv %zd (%s)\n", n,
+			n < 0 ? strerror(errno) : "data");
+		return EPROTO;
+	}
+	return 0;
+}
+
+struct worker {
+	struct soak *s;
+	double end;
+	unsigned int seed;
+	size_t max;
+};
+
+/* One connection with a random size and end; false on an unexpected error. */
+static bool one_life(struct worker *w, unsigned char *buf)
+{
+	struct soak *s = w->s;
+	struct soak_hdr h = {
+		.key = ((unsigned long long)rand_r(&w->seed) << 32) | rand_r(&w->seed),
+		.total = random_size(&w->seed, w->max),
+		.end = rand_r(&w->seed) % END_KINDS,
+	};
+	int fd, err = 0, st;
+	pid_t pid;
+
+	fd = socket(s->family, SOCK_STREAM, 0);
+	if (fd < 0)
+		return false;
+	set_timeouts(fd);
+	if (connect(fd, (struct sockaddr *)&s->addr, s->alen)) {
+		close(fd);
+		return false;
+	}
+	if (s->family == sdp_family() && sdp_transport(fd) != sdp_expected_transport() &&
+	    !atomic_fetch_add(&s->transport_err, 1)) {
+		struct sdp_info info = {};
+
+		sdp_info(fd, &info);
+		fprintf(stderr, "# first connection not over the expected transport: fallback reason %u\n",
+			info.fallback_reason);
+	}
+	if (rand_r(&w->seed) % 2)
+		sdp_setint(fd, SOL_TCP, TCP_NODELAY, 1);
+	if (sdp_write_full(fd, &h, sizeof(h)) != sizeof(h)) {
+		close(fd);
+		return false;
+	}
+	switch (h.end) {
+	case END_SHUTDOWN:
+		err = send_stream(fd, h.key, h.total, &w->seed, buf, 65536);
+		if (!err)
+			err = end_orderly(fd, h.total);
+		break;
+	case END_CLOSE:
+		err = send_stream(fd, h.key, h.total, &w->seed, buf, 65536);
+		break;
+	case END_ABORT:
+		err = send_stream(fd, h.key, rand_r(&w->seed) % (h.total + 1), &w->seed,
+				  buf, 65536);
+		if (!err) {
+			struct linger l = { .l_onoff = 1, .l_linger = 0 };
+
+			setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+		}
+		break;
+	case END_FORK:
+		pid = fork();
+		if (pid < 0) {
+			err = errno;
+			break;
+		}
+		if (!pid) {
+			/*
+			 * Only this socket: copies of the other workers' and
+			 * the server's would keep those open past their close.
+			 */
+			if (fd > 3)
+				close_range(3, fd - 1, 0);
+			close_range(fd + 1, ~0U, 0);
+			err = send_stream(fd, h.key, h.total, &w->seed, buf, 65536);
+			_exit(err ? err : end_orderly(fd, h.total));
+		}
+		/* the child's copy keeps the connection */
+		close(fd);
+		fd = -1;
+		if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+			err = ECHILD;
+		else
+			err = WEXITSTATUS(st);
+		break;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (err) {
+		fprintf(stderr, "# %s of %llu B: %s\n", end_names[h.end], h.total,
+			strerror(err));
+		return false;
+	}
+	atomic_fetch_add(&s->ends[h.end], 1);
+	atomic_fetch_add(&s->bytes, h.total);
+	return true;
+}
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+	unsigned char *buf = malloc(65536);
+
+	while (buf && sdp_now() < w->end)
+		if (!one_life(w, buf))
+			atomic_fetch_add(&w->s->client_err, 1);
+	free(buf);
+	return NULL;
+}
+
+FIXTURE(soak) {
+	struct soak s;
+	struct baseline before;
+	pthread_t acceptor;
+	long long rx_pkts, tx_bytes;
+	int saved_timeout;
+};
+
+FIXTURE_VARIANT(soak) {
+	bool sdp;
+};
+
+SDP_ORACLE_VARIANT(soak, tcp) { .sdp = false };
+FIXTURE_VARIANT_ADD(soak, sdp) { .sdp = true };
+
+FIXTURE_SETUP(soak)
+{
+	signal(SIGPIPE, SIG_IGN);
+	memset(&self->s, 0, sizeof(self->s));
+	baseline_read(&self->before);
+	ASSERT_LE(0, self->before.qps);
+	ASSERT_LE(0, self->before.socks);
+	self->rx_pkts = sdp_rxe_counter("rcvd_pkts");
+	self->tx_bytes = sdp_stat("TxBytes");
+	/*
+	 * A connect that the loaded VM answers late must not fall back (and
+	 * send the rest to TCP through the negative cache): RDMA is measured.
+	 */
+	self->saved_timeout = sdp_sysctl("connect_timeout_ms");
+	sdp_sysctl_set("connect_timeout_ms", 20000);
+	self->s.family = variant->sdp ? sdp_family() : AF_INET;
+	self->s.lfd = sdp_listener(self->s.family, SDP_A, 64, &self->s.addr, &self->s.alen);
+	ASSERT_LE(0, self->s.lfd);
+	ASSERT_EQ(0, pthread_create(&self->acceptor, NULL, acceptor, &self->s));
+}
+
+FIXTURE_TEARDOWN(soak)
+{
+	struct baseline now;
+
+	/* accept() returns; then the last connections finish */
+	shutdown(self->s.lfd, SHUT_RDWR);
+	pthread_join(self->acceptor, NULL);
+	close(self->s.lfd);
+	sdp_sysctl_set("connect_timeout_ms", self->saved_timeout);
+	EXPECT_TRUE(baseline_back(&self->before, &now))
+		TH_LOG("QPs %d -> %d, CQs %d -> %d, SDP sockets %d -> %d",
+		       self->before.qps, now.qps, self->before.cqs, now.cqs,
+		       self->before.socks, now.socks);
+}
+
+/* What ran over what, for the summary: RDMA, or the fallback. */
+static void soak_prove(struct __test_metadata *_metadata, FIXTURE_DATA(soak) *self,
+		       int conns)
+{
+	long long pkts = sdp_rxe_counter("rcvd_pkts") - self->rx_pkts;
+	long long bytes = sdp_stat("TxBytes") - self->tx_bytes;
+
+	EXPECT_EQ(0, self->s.transport_err);
+	if (self->s.family != sdp_family()) {
+		if (_metadata->passed)
+			fprintf(stderr, "# PROOF tcp %d connections\n", conns);
+		return;
+	}
+	if (sdp_expected_transport() == SDP_TRANSPORT_TCP) {
+		EXPECT_EQ(0, bytes);
+		if (_metadata->passed)
+			fprintf(stderr, "# PROOF fallback %d connections\n", conns);
+		return;
+	}
+	/* every byte SDP sent went over rxe, in packets of at most 4 KiB */
+	EXPECT_LE(bytes / 4096, pkts);
+	if (_metadata->passed)
+		fprintf(stderr, "# PROOF rdma %d connections, %lld B sent by SDP, %lld rxe packets\n",
+			conns, bytes, pkts);
+}
+
+/* Connect, a byte, its count back, close: one connection after another. */
+TEST_F_TIMEOUT(soak, churn, 300)
+{
+	int i, n = 200, fd, ok = 0;
+
+	for (i = 0; i < n; i++) {
+		struct soak_hdr h = { .key = i, .total = 1, .end = END_SHUTDOWN };
+		unsigned char b;
+
+		fd = sdp_connect(self->s.family, &self->s.addr, self->s.alen);
+		if (fd < 0)
+			continue;
+		set_timeouts(fd);
+		if (variant->sdp && sdp_transport(fd) != sdp_expected_transport())
+			self->s.transport_err++;
+		stream_fill(h.key, 0, &b, 1);
+		if (sdp_write_full(fd, &h, sizeof(h)) == sizeof(h) &&
+		    sdp_write_full(fd, &b, 1) == 1 && !end_orderly(fd, 1))
+			ok++;
+		close(fd);
+	}
+	TH_LOG("%d of %d connections verified", ok, n);
+	EXPECT_EQ(n, ok);
+	EXPECT_EQ(0, self->s.server_err);
+	soak_prove(_metadata, self, n);
+}
+
+/* SDP_SOAK_SECS bounds it; settings' timeout bounds the program */
+TEST_F_TIMEOUT(soak, random_lives, 24 * 3600)
+{
+	const char *env = getenv("SDP_SOAK_SECS");
+	int secs = env ? atoi(env) : 45, i, total = 0;
+	struct worker w[8];
+	pthread_t t[8];
+
+	for (i = 0; i < 8; i++) {
+		w[i] = (struct worker){ .s = &self->s, .end = sdp_now() + secs,
+					.seed = 1000 + i, .max = 4 << 20 };
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, work, &w[i]));
+	}
+	for (i = 0; i < 8; i++)
+		pthread_join(t[i], NULL);
+	for (i = 0; i < END_KINDS; i++)
+		total += self->s.ends[i];
+	TH_LOG("%d s: %d connections (%d shutdown, %d close, %d abort, %d fork), %llu MiB; server: %d answered, %d resets",
+	       secs, total, self->s.ends[END_SHUTDOWN], self->s.ends[END_CLOSE],
+	       self->s.ends[END_ABORT], self->s.ends[END_FORK],
+	       (unsigned long long)self->s.bytes >> 20, self->s.served, self->s.resets);
+	EXPECT_EQ(0, self->s.client_err);
+	EXPECT_EQ(0, self->s.server_err);
+	EXPECT_EQ(0, self->s.lost);
+	EXPECT_EQ(0, self->s.corrupt);
+	EXPECT_LT(8, total);
+	soak_prove(_metadata, self, total);
+}
+
+TEST_HARNESS_MAIN
