@@ -15,7 +15,6 @@
 #include <rdma/ib_cm.h>
 
 #include "sdp_rdma.h"
-#include "sdp_fallback.h"
 #include "sdp_trace.h"
 
 static int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
