@@ -202,11 +202,17 @@ void sdp_destroy(struct sdp_sock *ssk)
 	sock_put(sk);
 }
 
+static bool sdp_unread(struct sdp_sock *ssk)
+{
+	sdp_flush(ssk);
+	return sdp_conn_unread(ssk);
+}
+
 static void sdp_teardown_work(struct work_struct *work)
 {
 	struct sdp_sock *ssk = container_of(work, struct sdp_sock, teardown_work);
 	struct sock *sk = &ssk->sk;
-	bool busy;
+	bool busy, release;
 	int i;
 
 	/*
@@ -225,11 +231,18 @@ static void sdp_teardown_work(struct work_struct *work)
 	}
 	lock_sock(sk);
 	sdp_cm_disconnect(ssk);
-	/* Fell back: what the RDMA attempt left goes now. */
-	if (ssk->transport == SDP_TRANSPORT_TCP)
+	/*
+	 * What RDMA held goes now when nobody can want it: the socket fell
+	 * back, or it is a child in its listener's accept queue with nothing
+	 * to read (a peer resetting queued connections must not keep their
+	 * QPs and rings until accept()).
+	 */
+	release = ssk->transport == SDP_TRANSPORT_TCP ||
+		  (ssk->parent && READ_ONCE(ssk->queue) == SDP_Q_ACCEPT && !sdp_unread(ssk));
+	if (release)
 		sdp_conn_free(ssk);
 	release_sock(sk);
-	if (ssk->transport == SDP_TRANSPORT_TCP)
+	if (release)
 		sdp_cm_destroy(ssk);
 	/* A request that died before it was established is dropped, as TCP's. */
 	if (ssk->parent && !sock_flag(sk, SOCK_DEAD))
@@ -262,12 +275,6 @@ void sdp_disconnect(struct sock *sk)
 	} else if (sk->sk_state != TCP_CLOSE) {
 		sdp_abort(ssk, 0);
 	}
-}
-
-static bool sdp_unread(struct sdp_sock *ssk)
-{
-	sdp_flush(ssk);
-	return sdp_conn_unread(ssk);
 }
 
 /* close(): as tcp_close(), with DisConn for FIN and Abort for RST. */
