@@ -231,12 +231,17 @@ static void sdp_teardown_work(struct work_struct *work)
 	}
 	lock_sock(sk);
 	sdp_cm_disconnect(ssk);
+	release_sock(sk);
+	/* Not accepted yet: queued reset, or dropped (a request never completed). */
+	if (ssk->parent && !sock_flag(sk, SOCK_DEAD))
+		sdp_child_ended(ssk);
 	/*
 	 * What RDMA held goes now when nobody can want it: the socket fell
 	 * back, or it is a child in its listener's accept queue with nothing
 	 * to read (a peer resetting queued connections must not keep their
 	 * QPs and rings until accept()).
 	 */
+	lock_sock(sk);
 	release = ssk->transport == SDP_TRANSPORT_TCP ||
 		  (ssk->parent && READ_ONCE(ssk->queue) == SDP_Q_ACCEPT && !sdp_unread(ssk));
 	if (release)
@@ -244,9 +249,6 @@ static void sdp_teardown_work(struct work_struct *work)
 	release_sock(sk);
 	if (release)
 		sdp_cm_destroy(ssk);
-	/* A request that died before it was established is dropped, as TCP's. */
-	if (ssk->parent && !sock_flag(sk, SOCK_DEAD))
-		sdp_child_drop(ssk, 0);
 	if (sock_flag(sk, SOCK_DEAD))
 		sdp_destroy(ssk);
 	sock_put(sk);

@@ -423,18 +423,43 @@ static unsigned long sdp_defer_period(const struct sdp_sock *lssk)
 }
 
 /* Listener locked: from syn_q to accept_q, and tell accept(). */
-static void sdp_child_ready(struct sdp_sock *lssk, struct sdp_sock *child)
+/* Listener locked: from syn_q to the accept queue. */
+static void sdp_child_queue(struct sdp_sock *lssk, struct sdp_sock *child)
 {
 	struct sock *lsk = &lssk->sk;
 
+	sdp_child_syn_done(lssk, child);
+	list_move_tail(&child->child, &lssk->accept_q);
+	child->queue = SDP_Q_ACCEPT;
+	sk_acceptq_added(lsk);
+	lsk->sk_data_ready(lsk);
+}
+
+static void sdp_child_ready(struct sdp_sock *lssk, struct sdp_sock *child)
+{
 	if (sdp_listening(lssk) && child->queue == SDP_Q_SYN &&
-	    READ_ONCE(child->sk.sk_state) != TCP_CLOSE) {
-		sdp_child_syn_done(lssk, child);
-		list_move_tail(&child->child, &lssk->accept_q);
-		child->queue = SDP_Q_ACCEPT;
-		sk_acceptq_added(lsk);
-		lsk->sk_data_ready(lsk);
+	    READ_ONCE(child->sk.sk_state) != TCP_CLOSE)
+		sdp_child_queue(lssk, child);
+}
+
+/*
+ * A child's connection ended before accept(), maybe before its established
+ * event. If its peer had sent a message, the peer's connect had completed:
+ * the child joins the accept queue, reset, as a TCP child whose RST came
+ * after the handshake. A peer that never spoke had not connected: dropped,
+ * as a request that never completed.
+ */
+void sdp_child_ended(struct sdp_sock *child)
+{
+	struct sdp_sock *lssk = child->parent;
+
+	if (READ_ONCE(child->stats.rx_msgs)) {
+		lock_sock(&lssk->sk);
+		if (sdp_listening(lssk) && child->queue == SDP_Q_SYN)
+			sdp_child_queue(lssk, child);
+		release_sock(&lssk->sk);
 	}
+	sdp_child_drop(child, 0);
 }
 
 /*
