@@ -211,6 +211,7 @@ static bool sdp_unread(struct sdp_sock *ssk)
 static void sdp_teardown_work(struct work_struct *work)
 {
 	struct sdp_sock *ssk = container_of(work, struct sdp_sock, teardown_work);
+	struct sdp_sock *lssk;
 	struct sock *sk = &ssk->sk;
 	bool busy, release;
 	int i;
@@ -229,12 +230,21 @@ static void sdp_teardown_work(struct work_struct *work)
 			break;
 		msleep(10);
 	}
+	/*
+	 * A child its listener may still hold: queued reset, or dropped (a
+	 * request never completed). Only a close, which makes the socket dead
+	 * under its lock first, lets go of the parent: held before unlocking.
+	 */
 	lock_sock(sk);
 	sdp_cm_disconnect(ssk);
+	lssk = sock_flag(sk, SOCK_DEAD) ? NULL : ssk->parent;
+	if (lssk)
+		sock_hold(&lssk->sk);
 	release_sock(sk);
-	/* Not accepted yet: queued reset, or dropped (a request never completed). */
-	if (ssk->parent && !sock_flag(sk, SOCK_DEAD))
-		sdp_child_ended(ssk);
+	if (lssk) {
+		sdp_child_ended(ssk, lssk);
+		sock_put(&lssk->sk);
+	}
 	/*
 	 * What RDMA held goes now when nobody can want it: the socket fell
 	 * back, or it is a child in its listener's accept queue with nothing

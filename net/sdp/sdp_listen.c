@@ -449,17 +449,21 @@ static void sdp_child_ready(struct sdp_sock *lssk, struct sdp_sock *child)
  * after the handshake. A peer that never spoke had not connected: dropped,
  * as a request that never completed.
  */
-void sdp_child_ended(struct sdp_sock *child)
+void sdp_child_ended(struct sdp_sock *child, struct sdp_sock *lssk)
 {
-	struct sdp_sock *lssk = child->parent;
+	bool mine;
 
-	if (READ_ONCE(child->stats.rx_msgs)) {
-		lock_sock(&lssk->sk);
-		if (sdp_listening(lssk) && child->queue == SDP_Q_SYN)
-			sdp_child_queue(lssk, child);
-		release_sock(&lssk->sk);
+	lock_sock(&lssk->sk);
+	mine = child->queue == SDP_Q_SYN;
+	if (mine && READ_ONCE(child->stats.rx_msgs) && sdp_listening(lssk)) {
+		sdp_child_queue(lssk, child);
+		mine = false;
+	} else if (mine) {
+		sdp_child_unlink(lssk, child);
 	}
-	sdp_child_drop(child, 0);
+	release_sock(&lssk->sk);
+	if (mine)
+		sdp_child_kill(child, 0);
 }
 
 /*

@@ -7,6 +7,7 @@
  * TCP runs the same, the oracle.
  *
  *   churn: connect, a byte and its count back, close, 200 times in a row;
+ *   close_races: both ends closed at once, 300 times;
  *   random_lives: workers at once for SDP_SOAK_SECS (unset: skipped), each
  *   connection with a random size and a random end: shutdown and the
  *   peer's count, close without reading, abort mid-stream (SO_LINGER 0),
@@ -451,6 +452,76 @@ static void soak_prove(struct __test_metadata *_metadata, FIXTURE_DATA(soak) *se
 	if (_metadata->passed)
 		fprintf(stderr, "# PROOF rdma %d connections, %lld B sent by SDP, %lld rxe packets\n",
 			conns, bytes, pkts);
+}
+
+struct closer {
+	pthread_barrier_t *go;
+	int fd;
+};
+
+static void *close_at_once(void *arg)
+{
+	struct closer *c = arg;
+
+	pthread_barrier_wait(c->go);
+	close(c->fd);
+	return NULL;
+}
+
+/* SO_LINGER {1, 0}: close() resets. */
+static void set_abort(int fd)
+{
+	struct linger l = { .l_onoff = 1, .l_linger = 0 };
+
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+}
+
+/*
+ * Both ends of an accepted connection closed at the same moment, orderly
+ * or by reset, with a byte read or left unread: the end of one races the
+ * other's close in the kernel (the peer's DisConn or Abort tears a socket
+ * down while its owner closes it). Nothing to check but that nothing
+ * breaks and nothing is left.
+ */
+TEST_F_TIMEOUT(soak, close_races, 300)
+{
+	struct sockaddr_storage addr;
+	pthread_barrier_t go;
+	int i, n = 300, lfd;
+	socklen_t alen;
+
+	lfd = sdp_listener(self->s.family, SDP_A, 64, &addr, &alen);
+	ASSERT_LE(0, lfd);
+	ASSERT_EQ(0, pthread_barrier_init(&go, NULL, 2));
+	for (i = 0; i < n; i++) {
+		struct closer srv = { .go = &go };
+		pthread_t t;
+		int c;
+		char b;
+
+		c = sdp_connect(self->s.family, &addr, alen);
+		ASSERT_LE(0, c);
+		srv.fd = accept(lfd, NULL, NULL);
+		ASSERT_LE(0, srv.fd);
+		if (self->s.family == sdp_family() &&
+		    (sdp_transport(c) != sdp_expected_transport() ||
+		     sdp_transport(srv.fd) != sdp_expected_transport()))
+			self->s.transport_err++;
+		ASSERT_EQ(1, write(c, "x", 1));
+		if (i & 1)
+			ASSERT_EQ(1, read(srv.fd, &b, 1));
+		if (i & 2)
+			set_abort(c);
+		if (i & 4)
+			set_abort(srv.fd);
+		ASSERT_EQ(0, pthread_create(&t, NULL, close_at_once, &srv));
+		pthread_barrier_wait(&go);
+		close(c);
+		pthread_join(t, NULL);
+	}
+	pthread_barrier_destroy(&go);
+	close(lfd);
+	soak_prove(_metadata, self, n);
 }
 
 /* Connect, a byte, its count back, close: one connection after another. */
