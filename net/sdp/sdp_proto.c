@@ -163,15 +163,18 @@ static int sdp_check_bsdh(const struct sdp_seq *s, const struct sdp_bsdh *h,
 /*
  * A message of @got bytes from the peer, before anything in it is believed:
  * 0 if it is a Data, DisConn or Abort the peer may send now (@rcvd_disconn:
- * its DisConn came before), or the counter naming the fault.
+ * its DisConn came before), or the counter naming the fault. @imm: it came
+ * with immediate data, which no SDP message has.
  */
 int sdp_proto_check(const struct sdp_seq *s, const struct sdp_bsdh *h,
-		    u32 got, bool rcvd_disconn)
+		    u32 got, bool imm, bool rcvd_disconn)
 {
 	int mib = sdp_check_bsdh(s, h, got);
 
 	if (mib)
 		return mib;
+	if (imm)
+		return SDP_MIB_BAD_MID;
 	switch (h->mid) {
 	case SDP_MID_DATA:
 		/* after DisConn only credit updates */

@@ -65,7 +65,7 @@ void sdp_proto_bsdh(const struct sdp_seq *s, struct sdp_bsdh *h, u8 mid,
 		    u8 flags, u32 len, u16 bufs);
 void sdp_seq_sent(struct sdp_seq *s, u16 bufs);
 int sdp_proto_check(const struct sdp_seq *s, const struct sdp_bsdh *h,
-		    u32 got, bool rcvd_disconn);
+		    u32 got, bool imm, bool rcvd_disconn);
 void sdp_seq_received(struct sdp_seq *s, const struct sdp_bsdh *h);
 
 /* Credits the peer has given us now. */

@@ -67,6 +67,7 @@ struct sdp_rx_slot {
 	u32			len;		/* bytes received, header included */
 	u32			off;		/* next unread byte */
 	u8			status;		/* enum ib_wc_status */
+	bool			imm;		/* it came with immediate data */
 	bool			done;
 };
 
@@ -103,6 +104,7 @@ struct sdp_conn {
 	u32			port_num;	/* the device's port, and the peer's QP */
 	u32			dest_qpn;
 	bool			started;	/* the peer's Hello/HelloAck is in */
+	bool			failed;		/* the QP went to error by itself */
 
 	/* receive ring: buffers of rcv_size bytes */
 	struct sdp_rx_slot	*rx;

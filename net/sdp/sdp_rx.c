@@ -50,6 +50,7 @@ void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	bh_lock_sock(sk);
 	slot->status = wc->status;
 	slot->len = wc->byte_len;
+	slot->imm = wc->wc_flags & IB_WC_WITH_IMM;
 	slot->done = true;
 	__sdp_defer_or_process(ssk);
 	bh_unlock_sock(sk);
@@ -93,8 +94,12 @@ static int sdp_urg_notice(struct sdp_sock *ssk)
 }
 
 /*
- * The QP went down under us (its receives flushed, or one failed). A peer
- * that had sent DisConn was through; otherwise this is a reset.
+ * The QP went down under us. A flush after we, or the peer's disconnect,
+ * moved it to error ends the connection: in order if the peer's DisConn
+ * came first, else as a reset. Any other way the QP failed by itself: the
+ * peer did what the HCA refuses (a message beyond our buffer, RDMA on our
+ * memory) or the device failed. That is counted, and the teardown's
+ * disconnect tells the peer, whose CM would otherwise never hear of it.
  */
 static void sdp_qp_down(struct sdp_sock *ssk, u8 status)
 {
@@ -103,17 +108,15 @@ static void sdp_qp_down(struct sdp_sock *ssk, u8 status)
 
 	if (sk->sk_state == TCP_CLOSE)
 		return;
-	if (status == IB_WC_LOC_LEN_ERR) {
-		/* The peer sent more than our buffer holds. */
-		sdp_up->error(ssk, ECONNRESET, SDP_MIB_BAD_LEN);
+	if (status != IB_WC_WR_FLUSH_ERR || !test_bit(SDP_F_CM_GONE, &ssk->flags)) {
+		ssk->conn->failed = true;
+		sdp_up->error(ssk, ECONNRESET, status == IB_WC_LOC_LEN_ERR ?
+			      SDP_MIB_BAD_LEN : SDP_MIB_QP_ERROR);
 		return;
 	}
-	if (status != IB_WC_WR_FLUSH_ERR)
-		SDP_INC_STATS(sock_net(sk), SDP_MIB_QP_ERROR);
-	else if (test_bit(SDP_F_RCVD_DISCONN, &ssk->flags))
+	if (test_bit(SDP_F_RCVD_DISCONN, &ssk->flags))
 		/* Our DisConn can no longer go: writes fail as after a RST. */
 		err = sk->sk_state == TCP_CLOSE_WAIT ? EPIPE : 0;
-	set_bit(SDP_F_CM_GONE, &ssk->flags);
 	sdp_up->done(sk, err);
 }
 
@@ -134,7 +137,7 @@ static bool sdp_rx_one(struct sdp_sock *ssk, struct sdp_rx_slot *slot)
 	}
 	ib_dma_sync_single_for_cpu(c->sdev->ibdev, slot->dma, c->rcv_size,
 				   DMA_FROM_DEVICE);
-	mib = sdp_proto_check(&c->seq, h, slot->len,
+	mib = sdp_proto_check(&c->seq, h, slot->len, slot->imm,
 			      test_bit(SDP_F_RCVD_DISCONN, &ssk->flags));
 	if (mib) {
 		list_del_init(&slot->node);

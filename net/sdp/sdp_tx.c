@@ -92,7 +92,7 @@ bool sdp_post_abort(struct sdp_sock *ssk)
 {
 	struct sdp_conn *c = ssk->conn;
 
-	if (!c || !c->started || !sdp_ctrl_ok(c) ||
+	if (!c || !c->started || c->failed || !sdp_ctrl_ok(c) ||
 	    test_bit(SDP_F_CM_GONE, &ssk->flags))
 		return false;
 	if (sdp_post_ctrl(ssk, SDP_MID_ABORT, 0))
@@ -240,6 +240,7 @@ static void sdp_tx_error(struct sdp_sock *ssk, u8 status)
 {
 	if (status == IB_WC_WR_FLUSH_ERR || ssk->sk.sk_state == TCP_CLOSE)
 		return;
+	ssk->conn->failed = true;
 	sdp_up->error(ssk, status == IB_WC_RETRY_EXC_ERR ? ETIMEDOUT : ECONNRESET,
 		       SDP_MIB_QP_ERROR);
 }

@@ -109,7 +109,7 @@ static int deliver(struct end *to, struct wire *w)
 	if (!to->posted)
 		return -1;
 	w->tail++;
-	verdict = sdp_proto_check(&to->seq, &w->m[i].h, w->m[i].len, false);
+	verdict = sdp_proto_check(&to->seq, &w->m[i].h, w->m[i].len, false, false);
 	if (verdict)
 		return verdict;
 	sdp_seq_received(&to->seq, &w->m[i].h);
@@ -317,12 +317,12 @@ TEST(each_planted_fault_is_named)
 		int credits;
 
 		ASSERT_TRUE(settled(&a, &b, &good, &len));
-		ASSERT_EQ(0, sdp_proto_check(&b.seq, &good, len, false));
+		ASSERT_EQ(0, sdp_proto_check(&b.seq, &good, len, false, false));
 		/* with nothing in flight, b knows the credits a has */
 		EXPECT_EQ(sdp_seq_tx_credits(&a.seq), sdp_seq_peer_credits(&b.seq));
 #define FAULT(mib, change, got, disconn) do {					\
 	h = good; change;							\
-	EXPECT_EQ(mib, sdp_proto_check(&b.seq, &h, got, disconn)) TH_LOG("point %d: " #change, i); \
+	EXPECT_EQ(mib, sdp_proto_check(&b.seq, &h, got, false, disconn)) TH_LOG("point %d: " #change, i); \
 } while (0)
 		FAULT(SDP_MIB_BAD_LEN, (void)0, len + 1, false);
 		FAULT(SDP_MIB_BAD_LEN, h.len = htonl(8), 8, false);
@@ -343,6 +343,8 @@ TEST(each_planted_fault_is_named)
 		FAULT(SDP_MIB_BAD_LEN, h.mid = SDP_MID_DISCONN, len, false);
 		FAULT(SDP_MIB_UNEXPECTED_MID, (void)0, len, true);
 		FAULT(SDP_MIB_UNEXPECTED_MID, (h.mid = SDP_MID_DISCONN, h.len = htonl(16)), 16, true);
+		/* a good message, but a Send with immediate data */
+		EXPECT_EQ(SDP_MIB_BAD_MID, sdp_proto_check(&b.seq, &good, len, true, false));
 		/*
 		 * a uses every credit b gave it: one more Data is a lie, even
 		 * if b has offered more since, in a message a has not seen...
@@ -353,17 +355,17 @@ TEST(each_planted_fault_is_named)
 		credits = sdp_seq_tx_credits(&a.seq);
 		for (int k = 0; k < credits; k++) {
 			build(&a, &h, SDP_MID_DATA, 1, 0);
-			ASSERT_EQ(0, sdp_proto_check(&b.seq, &h, sizeof(h) + 1, false))
+			ASSERT_EQ(0, sdp_proto_check(&b.seq, &h, sizeof(h) + 1, false, false))
 				TH_LOG("point %d: credit %d of %d", i, k, credits);
 			sdp_seq_sent(&a.seq, a.posted - 1);
 			sdp_seq_received(&b.seq, &h);
 		}
 		build(&a, &h, SDP_MID_DATA, 1, 0);
-		EXPECT_EQ(SDP_MIB_BAD_CREDITS, sdp_proto_check(&b.seq, &h, sizeof(h) + 1, false))
+		EXPECT_EQ(SDP_MIB_BAD_CREDITS, sdp_proto_check(&b.seq, &h, sizeof(h) + 1, false, false))
 			TH_LOG("point %d, after %d credits", i, credits);
 		/* ...but a credit update may take the spare */
 		build(&a, &h, SDP_MID_DATA, 0, 0);
-		EXPECT_EQ(0, sdp_proto_check(&b.seq, &h, sizeof(h), false));
+		EXPECT_EQ(0, sdp_proto_check(&b.seq, &h, sizeof(h), false, false));
 	}
 	PROOF_LOCAL();
 }
@@ -406,18 +408,19 @@ TEST(fuzz_for_a_bounded_time)
 		ASSERT_TRUE(settled(&a, &b, &h, &len));
 		for (int i = 0; i < 1000; i++, tried++) {
 			struct sdp_bsdh m = h;
-			bool disconn = rnd(4) == 0;
+			bool disconn = rnd(4) == 0, imm = rnd(16) == 0;
 			u32 got = rnd(4) ? len : rnd(70000);
 
 			for (int k = rnd(4); k >= 0; k--)
 				((unsigned char *)&m)[rnd(sizeof(m))] ^= 1 << rnd(8);
-			if (!sdp_proto_check(&b.seq, &m, got, disconn)) {
+			if (!sdp_proto_check(&b.seq, &m, got, imm, disconn)) {
 				accepted++;
+				ASSERT_FALSE(imm);
 				ASSERT_TRUE(accepted_ok(&b.seq, &m, got, disconn));
 			}
 			for (unsigned int k = 0; k < sizeof(raw); k++)
 				raw[k] = random();
-			if (!sdp_proto_check(&b.seq, (void *)raw, got, disconn))
+			if (!sdp_proto_check(&b.seq, (void *)raw, got, false, disconn))
 				ASSERT_TRUE(accepted_ok(&b.seq, (void *)raw, got, disconn));
 			if (!sdp_proto_check_hello(raw, rnd(sizeof(raw)))) {
 				const struct sdp_hh *hh = (void *)raw;

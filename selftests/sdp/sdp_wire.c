@@ -9,6 +9,7 @@
  * fails with ECONNREFUSED.
  */
 #include <pthread.h>
+#include <poll.h>
 #include <signal.h>
 #include <fcntl.h>
 #include <netinet/tcp.h>
@@ -192,20 +193,34 @@ static void good_hello(struct hh *h, int bufs)
 	h->localrcvsz = htonl(PEER_SIZE);
 }
 
+/* The send buffer of our next message. */
+static unsigned char *send_slot(struct peer *p)
+{
+	return p->mem + (PEER_BUFS + (p->mseq % PEER_BUFS)) * PEER_SIZE;
+}
+
+/* Post @len bytes of the send buffer as @wr says (opcode, RDMA target). */
+static int post_send(struct peer *p, struct ibv_send_wr *wr, uint32_t len)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)send_slot(p), .length = len,
+			       .lkey = p->mr->lkey };
+	struct ibv_send_wr *bad;
+
+	wr->sg_list = &sge;
+	wr->num_sge = 1;
+	wr->send_flags = IBV_SEND_SIGNALED;
+	return ibv_post_send(p->id->qp, wr, &bad);
+}
+
 /* Send a message: @h as given (mseq etc. already set) plus @payload. */
 static int send_raw(struct peer *p, const struct bsdh *h, const void *payload,
 		    uint32_t payload_len)
 {
-	unsigned char *buf = p->mem + (PEER_BUFS + (p->mseq % PEER_BUFS)) * PEER_SIZE;
-	struct ibv_sge sge = { .addr = (uintptr_t)buf,
-			       .length = sizeof(*h) + payload_len, .lkey = p->mr->lkey };
-	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
-				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED },
-			   *bad;
+	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND };
 
-	memcpy(buf, h, sizeof(*h));
-	memcpy(buf + sizeof(*h), payload, payload_len);
-	return ibv_post_send(p->id->qp, &wr, &bad);
+	memcpy(send_slot(p), h, sizeof(*h));
+	memcpy(send_slot(p) + sizeof(*h), payload, payload_len);
+	return post_send(p, &wr, sizeof(*h) + payload_len);
 }
 
 /* A well-formed message with the next mseq. */
@@ -280,9 +295,12 @@ FIXTURE(evil_client) {
 	struct peer p;
 	char hah[256];
 	int hah_len;
+	unsigned int refused;	/* packets the kernel's HCA refused */
 };
 
-FIXTURE_SETUP(evil_client)
+/* A connection from a hand-made peer to a kernel SDP listener, accepted. */
+static void client_up(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(evil_client) *self)
 {
 	struct timeval tv = { .tv_sec = 5 };
 	struct hh hello;
@@ -302,9 +320,11 @@ FIXTURE_SETUP(evil_client)
 /*
  * The kernel socket talked to our QP over RDMA: its QP's remote is ours,
  * and every packet we sent reached it (rdma_cm makes our send PSN its
- * receive PSN), whatever it then made of them.
+ * receive PSN), whatever it then made of them. A packet its HCA refused
+ * moved its QP to error before the receive PSN moved past it (refused).
  */
-FIXTURE_TEARDOWN(evil_client)
+static void client_down(struct __test_metadata *_metadata,
+			FIXTURE_DATA(evil_client) *self)
 {
 	struct sdp_qp_state mine, theirs;
 	struct sdp_info info;
@@ -314,7 +334,7 @@ FIXTURE_TEARDOWN(evil_client)
 	    !sdp_qp_state(info.ibdev, info.qp_num, &theirs) &&
 	    !sdp_qp_state(info.ibdev, self->p.id->qp->qp_num, &mine) &&
 	    theirs.rqpn == self->p.id->qp->qp_num && mine.rqpn == info.qp_num &&
-	    mine.sq_psn == theirs.rq_psn)
+	    mine.sq_psn == ((theirs.rq_psn + self->refused) & 0xffffff))
 		fprintf(stderr, "# PROOF rdma %s qp %u<->%u, %u msgs in\n", info.ibdev,
 			info.qp_num, self->p.id->qp->qp_num, (unsigned int)info.rx_msgs);
 	else
@@ -322,6 +342,16 @@ FIXTURE_TEARDOWN(evil_client)
 	close(self->sfd);
 	close(self->lfd);
 	peer_free(&self->p);
+}
+
+FIXTURE_SETUP(evil_client)
+{
+	client_up(_metadata, self);
+}
+
+FIXTURE_TEARDOWN(evil_client)
+{
+	client_down(_metadata, self);
 }
 
 /* The kernel socket's next read fails with ECONNRESET. */
@@ -459,20 +489,51 @@ static void next_header(struct peer *p, struct bsdh *h, uint8_t mid, uint32_t le
 	h->mseq_ack = htonl(p->rx_mseq);
 }
 
-TEST_F(evil_client, unknown_mid)
-{
-	struct bsdh h;
+/*
+ * Every message id but Data, DisConn and Abort: the ones SDP has that we
+ * never invite (we offer no adverts, never resize), and some it has not.
+ */
+FIXTURE(evil_mid) {
+	FIXTURE_DATA(evil_client) c;
+};
 
-	next_header(&self->p, &h, 0x55, 0);
-	expect_fault(_metadata, self, &h, 0, "BadMid");
+FIXTURE_VARIANT(evil_mid) {
+	uint8_t mid;
+	const char *counter;
+};
+
+#define MID_VARIANT(name, id, why)					\
+	FIXTURE_VARIANT_ADD(evil_mid, name) { .mid = id, .counter = why }
+MID_VARIANT(hello, MID_HELLO, "UnexpectedMid");
+MID_VARIANT(hello_ack, MID_HELLO_ACK, "UnexpectedMid");
+MID_VARIANT(sendsm, 0x04, "UnexpectedMid");
+MID_VARIANT(rdmardcompl, 0x06, "UnexpectedMid");
+MID_VARIANT(srcavail_cancel, 0x08, "UnexpectedMid");
+MID_VARIANT(chrcvbuf, 0x0B, "UnexpectedMid");
+MID_VARIANT(chrcvbuf_ack, 0x0C, "UnexpectedMid");
+MID_VARIANT(sinkavail, 0xFD, "UnexpectedMid");
+MID_VARIANT(srcavail, MID_SRCAVAIL, "UnexpectedMid");
+MID_VARIANT(unknown_05, 0x05, "BadMid");
+MID_VARIANT(unknown_0d, 0x0D, "BadMid");
+MID_VARIANT(unknown_55, 0x55, "BadMid");
+MID_VARIANT(unknown_fc, 0xFC, "BadMid");
+
+FIXTURE_SETUP(evil_mid)
+{
+	client_up(_metadata, &self->c);
 }
 
-TEST_F(evil_client, unexpected_srcavail)
+FIXTURE_TEARDOWN(evil_mid)
+{
+	client_down(_metadata, &self->c);
+}
+
+TEST_F(evil_mid, resets)
 {
 	struct bsdh h;
 
-	next_header(&self->p, &h, MID_SRCAVAIL, 16);
-	expect_fault(_metadata, self, &h, 16, "UnexpectedMid");
+	next_header(&self->c.p, &h, variant->mid, 16);
+	expect_fault(_metadata, &self->c, &h, 16, variant->counter);
 }
 
 TEST_F(evil_client, length_mismatch)
@@ -668,6 +729,191 @@ TEST_F(evil_client, unknown_flag_bits)
 	next_header(&self->p, &h, MID_DATA, 4);
 	h.flags = 0x80;
 	expect_fault(_metadata, self, &h, 4, "BadFlags");
+}
+
+TEST_F(evil_client, message_shorter_than_header)
+{
+	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND };
+	long long before = sdp_stat("BadLen");
+	struct bsdh h;
+
+	next_header(&self->p, &h, MID_DATA, 0);
+	h.len = htonl(8);
+	memcpy(send_slot(&self->p), &h, sizeof(h));
+	ASSERT_EQ(0, post_send(&self->p, &wr, 8));
+	EXPECT_RESET(self);
+	EXPECT_EQ(before + 1, sdp_stat("BadLen"));
+	EXPECT_TRUE(peer_wait_for(&self->p, MID_ABORT));
+}
+
+TEST_F(evil_client, disconn_with_payload)
+{
+	struct bsdh h;
+
+	next_header(&self->p, &h, MID_DISCONN, 4);
+	expect_fault(_metadata, self, &h, 4, "BadLen");
+}
+
+/* The message before, again. */
+TEST_F(evil_client, duplicate_mseq)
+{
+	struct bsdh h;
+	char buf[8];
+
+	next_header(&self->p, &h, MID_DATA, 4);
+	ASSERT_EQ(0, send_raw(&self->p, &h, "once", 4));
+	ASSERT_EQ(4, recv(self->sfd, buf, sizeof(buf), 0));
+	expect_fault(_metadata, self, &h, 4, "BadMseq");
+}
+
+/* The peer acked our message 1, then acks only message 0. */
+TEST_F(evil_client, mseq_ack_from_the_past)
+{
+	struct bsdh h;
+	char buf[8];
+
+	ASSERT_EQ(3, send(self->sfd, "one", 3, 0));
+	ASSERT_TRUE(peer_wait_for(&self->p, MID_DATA));
+	ASSERT_EQ(0, send_msg(&self->p, MID_DATA, "ok", 2));
+	ASSERT_EQ(2, recv(self->sfd, buf, sizeof(buf), 0));
+	next_header(&self->p, &h, MID_DATA, 4);
+	ASSERT_LT(0, ntohl(h.mseq_ack));
+	h.mseq_ack = htonl(ntohl(h.mseq_ack) - 1);
+	expect_fault(_metadata, self, &h, 4, "BadMseqAck");
+}
+
+/* SDP messages are plain Sends: immediate data is none of them. */
+TEST_F(evil_client, send_with_immediate)
+{
+	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND_WITH_IMM,
+				  .imm_data = htonl(0x5d9) };
+	long long before = sdp_stat("BadMid");
+	struct bsdh h;
+
+	next_header(&self->p, &h, MID_DATA, 4);
+	memcpy(send_slot(&self->p), &h, sizeof(h));
+	memcpy(send_slot(&self->p) + sizeof(h), "imm!", 4);
+	ASSERT_EQ(0, post_send(&self->p, &wr, sizeof(h) + 4));
+	EXPECT_RESET(self);
+	EXPECT_EQ(before + 1, sdp_stat("BadMid"));
+	EXPECT_TRUE(peer_wait_for(&self->p, MID_ABORT));
+}
+
+/* The next CM event on the peer's id within @ms, or -1. */
+static int peer_cm_event(struct peer *p, int ms)
+{
+	struct pollfd pfd = { .fd = p->ec->fd, .events = POLLIN };
+	struct rdma_cm_event *ev;
+	int got;
+
+	if (poll(&pfd, 1, ms) != 1 || rdma_get_cm_event(p->ec, &ev))
+		return -1;
+	got = ev->event;
+	rdma_ack_cm_event(ev);
+	return got;
+}
+
+/* The status of the peer's first failed send, or -1 if none failed in 5 s. */
+static int peer_send_status(struct peer *p)
+{
+	double end = sdp_now() + 5;
+	struct ibv_wc wc;
+
+	while (sdp_now() < end) {
+		if (ibv_poll_cq(p->cq, 1, &wc) <= 0) {
+			usleep(1000);
+			continue;
+		}
+		if (wc.status != IBV_WC_SUCCESS && !(wc.opcode & IBV_WC_RECV) &&
+		    wc.status != IBV_WC_WR_FLUSH_ERR)
+			return wc.status;
+	}
+	return -1;
+}
+
+static long long stat_sum(const char *const *counters)
+{
+	return sdp_stat(counters[0]) + (counters[1] ? sdp_stat(counters[1]) : 0);
+}
+
+/*
+ * The peer did something our HCA refuses (the peer's send fails, NAKed):
+ * our QP failed by itself, so nothing, not even an Abort, can go to the
+ * peer on it. The connection is reset and counted in one of @counters
+ * (which one may be the provider's say), and our disconnect reaches the
+ * peer's CM, which would otherwise never learn of it. Other connections
+ * go on over RDMA.
+ */
+static void expect_qp_fault(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(evil_client) *self,
+			    const char *const *counters, long long before,
+			    long long aborts)
+{
+	struct sockaddr_storage addr;
+	socklen_t alen = sizeof(addr);
+	int c, s, status;
+	char buf[4];
+
+	status = peer_send_status(&self->p);
+	EXPECT_NE(-1, status);
+	self->refused = 1;
+	EXPECT_RESET(self);
+	EXPECT_EQ(before + 1, stat_sum(counters));
+	EXPECT_EQ(aborts, sdp_stat("AbortSent"));
+	EXPECT_EQ(RDMA_CM_EVENT_DISCONNECTED, peer_cm_event(&self->p, 5000));
+	EXPECT_TRUE(conn_error_traced(counters[0]) ||
+		    (counters[1] && conn_error_traced(counters[1])))
+		TH_LOG("no sdp_conn_error %s", counters[0]);
+	TH_LOG("peer's send: %s", ibv_wc_status_str(status));
+
+	ASSERT_EQ(0, getsockname(self->lfd, (struct sockaddr *)&addr, &alen));
+	c = sdp_connect(sdp_family(), &addr, alen);
+	ASSERT_LE(0, c);
+	s = accept(self->lfd, NULL, NULL);
+	ASSERT_LE(0, s);
+	EXPECT_EQ(SDP_TRANSPORT_RDMA, sdp_transport(s));
+	ASSERT_EQ(4, send(c, "next", 4, 0));
+	ASSERT_EQ(4, sdp_read_full(s, buf, 4));
+	EXPECT_EQ(0, memcmp(buf, "next", 4));
+	close(c);
+	close(s);
+}
+
+/*
+ * One Send bigger than our receive buffers (the HelloAck's actrcvsz): a
+ * length error where the HCA says so, rxe calls it a QP operation error.
+ */
+TEST_F(evil_client, message_beyond_our_buffer)
+{
+	static const char *const counters[] = { "BadLen", "QpError" };
+	long long before = stat_sum(counters), aborts = sdp_stat("AbortSent");
+	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND };
+	uint32_t len = ntohl(((struct hah *)self->hah)->actrcvsz) + 64;
+	struct bsdh h;
+
+	ASSERT_GE(PEER_SIZE, len - 64);
+	ASSERT_EQ(0, conn_error_trace());
+	next_header(&self->p, &h, MID_DATA, len - sizeof(h));
+	memcpy(send_slot(&self->p), &h, sizeof(h));
+	ASSERT_EQ(0, post_send(&self->p, &wr, len));
+	expect_qp_fault(_metadata, self, counters, before, aborts);
+}
+
+/*
+ * Our QP grants no remote access, and no rkey of ours is known: an RDMA
+ * Write without a protocol exchange. (A Read cannot even be posted: the
+ * CM gave the peer's QP the read depth we offer, 0.)
+ */
+TEST_F(evil_client, rdma_write_on_our_memory)
+{
+	static const char *const counters[] = { "QpError", NULL };
+	long long before = stat_sum(counters), aborts = sdp_stat("AbortSent");
+	struct ibv_send_wr wr = { .opcode = IBV_WR_RDMA_WRITE,
+				  .wr.rdma = { .remote_addr = 0x10000, .rkey = 0x1234 } };
+
+	ASSERT_EQ(0, conn_error_trace());
+	ASSERT_EQ(0, post_send(&self->p, &wr, 64));
+	expect_qp_fault(_metadata, self, counters, before, aborts);
 }
 
 /* Hellos the listener must refuse. */
