@@ -32,6 +32,11 @@ struct proto sdp_proto = {
 	.name		= "SDP",
 	.owner		= THIS_MODULE,
 	.obj_size	= sizeof(struct sdp_sock),
+	.memory_allocated = &sdp_memory_allocated,
+	.per_cpu_fw_alloc = &sdp_memory_per_cpu_fw_alloc,
+	.sysctl_mem	= sdp_sysctl_mem,
+	.sysctl_rmem	= sdp_sysctl_rmem,
+	.sysctl_wmem	= sdp_sysctl_wmem,
 	.release_cb	= sdp_release_cb,
 	.keepalive	= sdp_set_keepalive,
 };
@@ -50,6 +55,9 @@ static void sdp_sk_destruct(struct sock *sk)
 {
 	sdp_diag_del(sdp_sk(sk));
 	kfree(sdp_sk(sk)->policy);
+	/* the rings gave back all they charged; SO_RESERVE_MEM's goes too */
+	WARN_ON_ONCE(atomic_read(&sk->sk_rmem_alloc));
+	sk_mem_reclaim_final(sk);
 }
 
 struct sdp_sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern)
@@ -140,6 +148,7 @@ void sdp_inherit_sk(struct sdp_sock *child, struct sdp_sock *parent)
 		csk->sk_user_data = psk->sk_user_data;
 	read_unlock_bh(&psk->sk_callback_lock);
 	csk->sk_allocation = psk->sk_allocation;
+	sdp_memcg_inherit(csk, psk);
 
 	csk->sk_userlocks = psk->sk_userlocks & (SOCK_SNDBUF_LOCK | SOCK_RCVBUF_LOCK);
 	csk->sk_sndbuf = psk->sk_sndbuf;
@@ -768,6 +777,7 @@ static int __init sdp_init(void)
 	sdp_proto_ops.family = sdp_family;
 	sdp_family_ops.family = sdp_family;
 
+	sdp_mem_init();
 	err = sdp_netns_init();
 	if (err)
 		goto out;

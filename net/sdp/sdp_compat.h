@@ -8,11 +8,13 @@
 #define _NET_SDP_COMPAT_H
 
 #include <linux/bvec.h>
+#include <linux/memcontrol.h>
 #include <linux/net.h>
 #include <linux/socket.h>
 #include <linux/uio.h>
 #include <linux/version.h>
 #include <net/net_namespace.h>
+#include <net/sock.h>
 
 /* 6.1.70 took in 6.5's MSG_SPLICE_PAGES, bvec_set_page() and splice_eof. */
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 70)
@@ -80,5 +82,19 @@ static int fn##_op(struct socket *sock, struct socket *newsock,		\
 #define SDP_DEFINE_ACCEPT_OP(fn)
 #define SDP_ACCEPT_OP(fn)	fn
 #endif
+
+/*
+ * A child's memory goes to its listener's cgroup: sk_alloc() ran in
+ * rdma_cm's worker, and mem_cgroup_sk_alloc() is not exported.
+ */
+static inline void sdp_memcg_inherit(struct sock *child, const struct sock *parent)
+{
+#ifdef CONFIG_MEMCG
+	if (mem_cgroup_sockets_enabled && parent->sk_memcg && !child->sk_memcg) {
+		css_get(&parent->sk_memcg->css);
+		child->sk_memcg = parent->sk_memcg;
+	}
+#endif
+}
 
 #endif /* _NET_SDP_COMPAT_H */

@@ -19,6 +19,7 @@
 #define pr_fmt(fmt) "sdp: " fmt
 
 #include <linux/log2.h>
+#include <linux/mm.h>
 #include <linux/slab.h>
 
 #include "sdp_rdma.h"
@@ -49,21 +50,67 @@ static void sdp_qp_event(struct ib_event *event, void *context)
 		pr_debug("QP event %s\n", ib_event_msg(event->event));
 }
 
+/*
+ * Receive buffers are socket memory, charged as TCP charges its receive
+ * queue: to sk_rmem_alloc, to all SDP sockets' total (net.sdp.mem, in pages,
+ * as /proc/net/protocols shows it) and to the socket's memory cgroup. The
+ * peer's use makes the ring grow; past the hard limit, or the cgroup's, it
+ * does not, and a new connection cannot start. Send buffers are bounded by
+ * SO_SNDBUF and come from sendmsg(): charged to the sender's cgroup.
+ */
+atomic_long_t sdp_memory_allocated;
+DEFINE_PER_CPU(int, sdp_memory_per_cpu_fw_alloc);
+long sdp_sysctl_mem[3];
+/* [0]: what a socket may hold under memory pressure (the core reads no more) */
+int sdp_sysctl_rmem[3] = { SDP_RX_START_BUFS * SDP_BUF_SIZE };
+int sdp_sysctl_wmem[3] = { SDP_TX_KEEP_BUFS * SDP_BUF_SIZE };
+
+/* TCP's defaults (tcp_init_mem()): a sixteenth of memory before the limits. */
+void sdp_mem_init(void)
+{
+	unsigned long limit = max(nr_free_buffer_pages() / 16, 128UL);
+
+	sdp_sysctl_mem[0] = limit / 4 * 3;
+	sdp_sysctl_mem[1] = limit;
+	sdp_sysctl_mem[2] = sdp_sysctl_mem[0] * 2;
+}
+
+static bool sdp_rmem_charge(struct sock *sk, u32 size)
+{
+	if ((int)size > sk->sk_forward_alloc &&
+	    !__sk_mem_schedule(sk, size, SK_MEM_RECV))
+		return false;
+	sk_mem_charge(sk, size);
+	atomic_add(size, &sk->sk_rmem_alloc);
+	return true;
+}
+
+static void sdp_rmem_uncharge(struct sock *sk, u32 size)
+{
+	atomic_sub(size, &sk->sk_rmem_alloc);
+	sk_mem_uncharge(sk, size);
+}
+
 static int sdp_map(struct sdp_conn *c, void **buf, u64 *dma, u32 size,
 		   enum dma_data_direction dir, gfp_t gfp)
 {
 	struct ib_device *dev = c->sdev->ibdev;
+	struct sock *sk = &c->ssk->sk;
+	bool rx = dir == DMA_FROM_DEVICE;
 
-	*buf = kmalloc(size, gfp);
-	if (!*buf)
+	if (rx && !sdp_rmem_charge(sk, size))
 		return -ENOMEM;
-	*dma = ib_dma_map_single(dev, *buf, size, dir);
-	if (ib_dma_mapping_error(dev, *dma)) {
+	*buf = kmalloc(size, rx ? gfp : gfp | __GFP_ACCOUNT);
+	if (*buf) {
+		*dma = ib_dma_map_single(dev, *buf, size, dir);
+		if (!ib_dma_mapping_error(dev, *dma))
+			return 0;
 		kfree(*buf);
 		*buf = NULL;
-		return -ENOMEM;
 	}
-	return 0;
+	if (rx)
+		sdp_rmem_uncharge(sk, size);
+	return -ENOMEM;
 }
 
 static void sdp_unmap(struct sdp_conn *c, void *buf, u64 dma, u32 size,
@@ -73,6 +120,8 @@ static void sdp_unmap(struct sdp_conn *c, void *buf, u64 dma, u32 size,
 		return;
 	ib_dma_unmap_single(c->sdev->ibdev, dma, size, dir);
 	kfree(buf);
+	if (dir == DMA_FROM_DEVICE)
+		sdp_rmem_uncharge(&c->ssk->sk, size);
 }
 
 static void sdp_rings_free(struct sdp_conn *c)

@@ -16,6 +16,10 @@
  *     buf_size            bytes per receive buffer, header included
  *     rx_bufs, tx_bufs    receive and send buffers per connection, unless
  *                         SO_RCVBUF or SO_SNDBUF is set
+ *     mem                 (initial namespace only) pages all SDP sockets'
+ *                         receive buffers may hold: low, pressure, high, as
+ *                         tcp_mem; past high no ring grows and no
+ *                         connection starts over RDMA
  * - The negative cache itself (sdp_fallback.c).
  */
 #include <linux/sysctl.h>
@@ -23,6 +27,7 @@
 
 #include "sdp_sock.h"
 #include "sdp_proto.h"
+#include "sdp_conn.h"
 
 unsigned int sdp_net_id;
 
@@ -110,11 +115,20 @@ static struct ctl_table sdp_sysctl_table[] = {
 		.extra1		= &sdp_bufs_min,
 		.extra2		= &sdp_bufs_max,
 	},
+	{
+		/* the last: only the initial namespace has it */
+		.procname	= "mem",
+		.data		= sdp_sysctl_mem,
+		.maxlen		= sizeof(sdp_sysctl_mem),
+		.mode		= 0644,
+		.proc_handler	= proc_doulongvec_minmax,
+	},
 	{ }	/* the end, for 6.1 (sdp_register_net_sysctl) */
 };
 
 static int sdp_sysctl_init(struct net *net, struct sdp_net *sn)
 {
+	size_t n = ARRAY_SIZE(sdp_sysctl_table) - 1;
 	struct ctl_table *t;
 
 	t = kmemdup(sdp_sysctl_table, sizeof(sdp_sysctl_table), GFP_KERNEL);
@@ -132,8 +146,12 @@ static int sdp_sysctl_init(struct net *net, struct sdp_net *sn)
 	/* Kernel memory per connection: not for a user namespace's root. */
 	if (net->user_ns != &init_user_ns)
 		t[6].mode = t[7].mode = t[8].mode = 0444;
-	sn->sysctl = sdp_register_net_sysctl(net, "net/sdp", t,
-					     ARRAY_SIZE(sdp_sysctl_table) - 1);
+	/* SDP's memory limits are the machine's, as tcp_mem */
+	if (!net_eq(net, &init_net)) {
+		n--;
+		memset(&t[n], 0, sizeof(t[n]));
+	}
+	sn->sysctl = sdp_register_net_sysctl(net, "net/sdp", t, n);
 	if (!sn->sysctl) {
 		kfree(t);
 		return -ENOMEM;

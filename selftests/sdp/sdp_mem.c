@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Receive rings are socket memory: each buffer a connection holds is in its
+ * socket's sk_rmem_alloc (SO_MEMINFO), in SDP's total (/proc/net/protocols,
+ * limited by net.sdp.mem as TCP by tcp_mem) and in its memory cgroup.
+ * Closed connections give it all back (a socket destroyed with charges left
+ * is a kernel WARNING, which fails the test). Past the hard limit a ring
+ * does not grow, the data still flows, and a new connection starts over TCP.
+ *
+ * The total lags: each CPU keeps up to 1 MiB of charges before adding them
+ * (sk_memory_allocated_add()), so it is checked within that.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <linux/sock_diag.h>
+
+#include "kselftest_harness.h"
+#include "sdp_proof.h"
+
+#define MEM_SYSCTL	"/proc/sys/net/sdp/mem"
+#define STREAM		(8 << 20)
+#define PCPU_PAGES	256
+
+/* What the per-CPU reserves may hide of the total, in pages. */
+static long lag(void)
+{
+	return sysconf(_SC_NPROCESSORS_CONF) * PCPU_PAGES;
+}
+
+/* SDP's pages in /proc/net/protocols, or -1. */
+static long sdp_pages(void)
+{
+	FILE *f = fopen("/proc/net/protocols", "r");
+	char line[512], name[32];
+	long size, socks, mem = -1;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%31s %ld %ld %ld", name, &size, &socks, &mem) == 4 &&
+		    !strcmp(name, "SDP"))
+			break;
+		else
+			mem = -1;
+	if (f)
+		fclose(f);
+	return mem;
+}
+
+/* Wait up to 5 s for SDP's pages to come back to @want, within the lag. */
+static long sdp_pages_back(long want)
+{
+	long now = sdp_pages();
+
+	for (int i = 0; i < 250 && labs(now - want) > lag(); i++) {
+		usleep(20000);
+		now = sdp_pages();
+	}
+	return now;
+}
+
+static int meminfo(int fd, __u32 m[SK_MEMINFO_VARS])
+{
+	socklen_t len = SK_MEMINFO_VARS * sizeof(__u32);
+
+	return getsockopt(fd, SOL_SOCKET, SO_MEMINFO, m, &len);
+}
+
+/* The bytes one end has charged (pages' worth), or -1. */
+static long held(int fd)
+{
+	__u32 m[SK_MEMINFO_VARS];
+
+	if (meminfo(fd, m))
+		return -1;
+	return m[SK_MEMINFO_RMEM_ALLOC] + m[SK_MEMINFO_FWD_ALLOC];
+}
+
+/* ... checked: its receive buffers, all of them, and less than a page more. */
+static long charged(struct __test_metadata *_metadata, int fd)
+{
+	__u32 m[SK_MEMINFO_VARS];
+	struct sdp_info info;
+
+	EXPECT_EQ(0, sdp_info(fd, &info));
+	EXPECT_EQ(0, meminfo(fd, m));
+	EXPECT_EQ((long)info.rx_bufs_held * info.rcv_size, m[SK_MEMINFO_RMEM_ALLOC]);
+	EXPECT_GT(4096, m[SK_MEMINFO_FWD_ALLOC]);
+	return held(fd);
+}
+
+struct sender {
+	int fd;
+	size_t sent, total;
+};
+
+static void *send_stream(void *arg)
+{
+	static char buf[1 << 16];
+	struct sender *s = arg;
+
+	while (s->sent < s->total) {
+		ssize_t n = send(s->fd, buf, sizeof(buf), 0);
+
+		if (n <= 0)
+			break;
+		s->sent += n;
+	}
+	return NULL;
+}
+
+/* @STREAM bytes from @a to @b, read as they come; how many arrived. */
+static size_t stream(int a, int b)
+{
+	struct sender s = { .fd = a, .total = STREAM };
+	static char buf[1 << 16];
+	size_t got = 0;
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, send_stream, &s))
+		return 0;
+	while (got < STREAM) {
+		ssize_t n = recv(b, buf, sizeof(buf), 0);
+
+		if (n <= 0)
+			break;
+		got += n;
+	}
+	pthread_join(t, NULL);
+	return got;
+}
+
+static void mem_get(long v[3])
+{
+	FILE *f = fopen(MEM_SYSCTL, "r");
+
+	if (!f || fscanf(f, "%ld %ld %ld", &v[0], &v[1], &v[2]) != 3)
+		v[0] = v[1] = v[2] = -1;
+	if (f)
+		fclose(f);
+}
+
+static int mem_set(long lo, long press, long hi)
+{
+	FILE *f = fopen(MEM_SYSCTL, "w");
+	int ok;
+
+	if (!f)
+		return -1;
+	ok = fprintf(f, "%ld %ld %ld\n", lo, press, hi) > 0;
+	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/* Rings for RDMA connections only: a fallback run has none to count. */
+#define NEED_RDMA() do {						\
+	if (sdp_expected_transport() != SDP_TRANSPORT_RDMA)		\
+		SKIP(return, "no RDMA here: no rings");			\
+} while (0)
+
+/* A connection's rings are in its sockets' and SDP's memory, then gone. */
+TEST(rings_are_socket_memory)
+{
+	long before = sdp_pages(), both, grown;
+	struct sdp_info info;
+	struct sdp_proof p;
+	int a, b;
+
+	NEED_RDMA();
+	ASSERT_LE(0, before);
+	ASSERT_EQ(0, sdp_pair(sdp_family(), SDP_A, &a, &b));
+	both = charged(_metadata, a) + charged(_metadata, b);
+	EXPECT_LT(0, both);
+	EXPECT_GE(lag(), labs(before + both / 4096 - sdp_pages()));
+	ASSERT_EQ(0, sdp_proof_begin(&p, a, b));
+
+	ASSERT_EQ(STREAM, stream(a, b));
+	ASSERT_EQ(0, sdp_info(b, &info));
+	/* the sender ran out of credits: the ring grew, and it is charged */
+	EXPECT_LT(4, info.rx_bufs_held);
+	grown = charged(_metadata, a) + charged(_metadata, b);
+	EXPECT_LT(both, grown);
+	EXPECT_GE(lag(), labs(before + grown / 4096 - sdp_pages()));
+	TH_LOG("charged: %ld KiB at the start, %ld KiB after %d MiB (%u buffers)",
+	       both >> 10, grown >> 10, STREAM >> 20, info.rx_bufs_held);
+	SDP_PROVE(&p);
+	close(a);
+	close(b);
+	EXPECT_GE(lag(), labs(before - sdp_pages_back(before)));
+}
+
+/*
+ * Past net.sdp.mem's hard limit a ring does not grow, and the stream still
+ * gets through on the buffers it had; a new connection cannot have rings
+ * at all and starts over TCP. For the limit to be seen past the per-CPU
+ * lag, connections with big rings (buf_size 64 KiB, rx_bufs 64) first hold
+ * more than the reserves can hide.
+ */
+FIXTURE(limit) {
+	long mem[3];
+	int buf_size, rx_bufs;
+};
+
+FIXTURE_SETUP(limit)
+{
+	mem_get(self->mem);
+	ASSERT_LE(0, self->mem[0]);
+	self->buf_size = sdp_sysctl("buf_size");
+	self->rx_bufs = sdp_sysctl("rx_bufs");
+}
+
+/* The limits back, whatever the test did. */
+FIXTURE_TEARDOWN(limit)
+{
+	mem_set(self->mem[0], self->mem[1], self->mem[2]);
+	sdp_sysctl_set("buf_size", self->buf_size);
+	sdp_sysctl_set("rx_bufs", self->rx_bufs);
+}
+
+TEST_F(limit, hard_limit_stops_rings_not_data)
+{
+	int a, b, ba[4], bb[4], n = 0;
+	struct sdp_info info;
+	struct sdp_proof p;
+	long fb, big = 0;
+
+	NEED_RDMA();
+	sdp_sysctl_set("buf_size", 65536);
+	sdp_sysctl_set("rx_bufs", 64);
+	while (n < 4 && big <= (lag() + 2) * 4096 &&
+	       !sdp_pair(sdp_family(), SDP_A, &ba[n], &bb[n])) {
+		EXPECT_EQ(STREAM, stream(ba[n], bb[n]));
+		big += held(ba[n]) + held(bb[n]);
+		n++;
+	}
+	sdp_sysctl_set("buf_size", self->buf_size);
+	sdp_sysctl_set("rx_bufs", self->rx_bufs);
+	ASSERT_LT((lag() + 2) * 4096, big) TH_LOG("%d connections hold %ld KiB", n, big >> 10);
+	ASSERT_LT(1, sdp_pages());
+
+	ASSERT_EQ(0, sdp_pair(sdp_family(), SDP_A, &a, &b));
+	ASSERT_EQ(0, mem_set(1, 1, 1));
+	ASSERT_EQ(0, sdp_proof_begin(&p, a, b));
+	EXPECT_EQ(STREAM, stream(a, b));
+	ASSERT_EQ(0, sdp_info(b, &info));
+	EXPECT_EQ(4, info.rx_bufs_held);
+	charged(_metadata, b);
+	SDP_PROVE(&p);
+	close(a);
+	close(b);
+
+	fb = sdp_stat("FallbackResources");
+	ASSERT_EQ(0, sdp_pair(sdp_family(), SDP_A, &a, &b));
+	EXPECT_EQ(SDP_TRANSPORT_TCP, sdp_transport(a));
+	EXPECT_EQ(fb + 1, sdp_stat("FallbackResources"));
+	EXPECT_EQ(2, send(a, "ok", 2, 0));
+	EXPECT_EQ(2, recv(b, info.ibdev, 2, MSG_WAITALL));
+	close(a);
+	close(b);
+	TH_LOG("%d connections held %ld KiB; past the limit a ring stayed at 4 buffers",
+	       n, big >> 10);
+	while (n--) {
+		close(ba[n]);
+		close(bb[n]);
+	}
+}
+
+#define CG	"/sys/fs/cgroup"
+#define CG_TEST	CG "/sdp-mem-test"
+
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY), ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/* memory.stat's sock of the test cgroup, in bytes; -1 if unreadable. */
+static long cg_sock(void)
+{
+	FILE *f = fopen(CG_TEST "/memory.stat", "r");
+	char key[64];
+	long v, sock = -1;
+
+	while (f && fscanf(f, "%63s %ld", key, &v) == 2)
+		if (!strcmp(key, "sock"))
+			sock = v;
+	if (f)
+		fclose(f);
+	return sock;
+}
+
+/* A cgroup v2 with the memory controller for CG_TEST, or why not. */
+static const char *cg_setup(void)
+{
+	if (access(CG "/cgroup.controllers", F_OK) &&
+	    mount("none", CG, "cgroup2", 0, NULL))
+		return "no cgroup2";
+	if (write_str(CG "/cgroup.subtree_control", "+memory"))
+		return "no memory controller";
+	if (mkdir(CG_TEST, 0755) && errno != EEXIST)
+		return "cannot make a cgroup";
+	return NULL;
+}
+
+/*
+ * Both ends made in one memory cgroup (the accepted one is the listener's
+ * child): the cgroup's socket memory holds both rings while they are open,
+ * and nothing once they are closed.
+ */
+TEST(rings_charged_to_the_memory_cgroup)
+{
+	const char *why;
+	int pipefd[2];
+	long res[3];
+	pid_t pid;
+
+	NEED_RDMA();
+	why = cg_setup();
+	if (why)
+		SKIP(return, "%s", why);
+	ASSERT_EQ(0, pipe(pipefd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		char me[32];
+		int a, b;
+
+		snprintf(me, sizeof(me), "%d", getpid());
+		res[0] = res[1] = res[2] = -1;
+		if (!write_str(CG_TEST "/cgroup.procs", me) &&
+		    !sdp_pair(sdp_family(), SDP_A, &a, &b) &&
+		    sdp_transport(a) == SDP_TRANSPORT_RDMA &&
+		    sdp_transport(b) == SDP_TRANSPORT_RDMA &&
+		    stream(a, b) == STREAM) {
+			res[0] = held(a) + held(b);
+			res[1] = cg_sock();
+			close(a);
+			close(b);
+			/* the teardown is a work item: wait for the cgroup to empty */
+			for (int i = 0; i < 250 && (res[2] = cg_sock()) > 0; i++)
+				usleep(20000);
+		}
+		_exit(write(pipefd[1], res, sizeof(res)) != sizeof(res));
+	}
+	close(pipefd[1]);
+	ASSERT_EQ(sizeof(res), read(pipefd[0], res, sizeof(res)));
+	ASSERT_EQ(pid, waitpid(pid, NULL, 0));
+	rmdir(CG_TEST);
+	ASSERT_LT(0, res[0]);
+	TH_LOG("rings %ld KiB, the cgroup's sock %ld KiB, then %ld KiB",
+	       res[0] >> 10, res[1] >> 10, res[2] >> 10);
+	EXPECT_EQ(res[0], res[1]);
+	EXPECT_EQ(0, res[2]);
+	fprintf(stderr, "# PROOF rdma both ends charged %ld B\n", res[0]);
+}
+
+TEST_HARNESS_MAIN
