@@ -451,16 +451,16 @@ static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int addr_len
 		sdp_tcp_sync(ssk);
 		reason = sdp_fb_reason_now(ssk, &dst);
 		if (!reason) {
-			err = sdp_cm_connect(ssk, &dst);
-			if (!err) {
+			reason = sdp_cm_connect(ssk, &dst);
+			if (!reason) {
 				sdp_fb_arm(ssk);
 				err = -EINPROGRESS;
 				break;
 			}
-			/* Nothing on the way there speaks RDMA. */
-			reason = SDP_FB_NO_DEVICE;
 		}
-		if (reason == SDP_FB_NO_DEVICE && !sdp_fb_failed(ssk, reason)) {
+		/* (the others are choices made before any attempt) */
+		if ((reason == SDP_FB_NO_DEVICE || reason == SDP_FB_RESOURCES) &&
+		    !sdp_fb_failed(ssk, reason)) {
 			err = -sdp_fb_errno(reason);
 			sdp_set_state(sk, TCP_CLOSE);
 			sock->state = SS_UNCONNECTED;

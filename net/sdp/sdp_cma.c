@@ -162,13 +162,19 @@ static void sdp_cm_set_tos(struct sdp_sock *ssk, struct rdma_cm_id *id)
  * Start connecting to @dst (in the socket's family); events continue in
  * sdp_cm_handler(). rdma_cm gets IPv4 destinations as sockaddr_in.
  */
+/*
+ * Start an RDMA connect to @dst: 0, or why it could not start (enum
+ * sdp_fallback_reason). Memory, or a port rdma_cm's other users hold
+ * (sdp_cm_bind_src()), is our own lack, not the destination's: the negative
+ * cache must not learn it.
+ */
 int sdp_cm_connect(struct sdp_sock *ssk, const struct sockaddr_storage *dst)
 {
 	struct rdma_cm_id *id = sdp_cm_new_id(ssk);
 	int err;
 
 	if (IS_ERR(id))
-		return PTR_ERR(id);
+		return SDP_FB_RESOURCES;
 	memcpy(&ssk->daddr, dst, sizeof(ssk->daddr));
 	sdp_addr_unmap(&ssk->daddr);
 	/* SO_BINDTODEVICE: rdma_cm routes through it, as TCP's connect does. */
@@ -178,8 +184,10 @@ int sdp_cm_connect(struct sdp_sock *ssk, const struct sockaddr_storage *dst)
 	if (!err)
 		err = rdma_resolve_addr(id, NULL, (struct sockaddr *)&ssk->daddr,
 					SDP_RESOLVE_TIMEOUT_MS);
+	if (err == -EADDRINUSE || err == -ENOMEM)
+		return SDP_FB_RESOURCES;
 	if (err)
-		return err;
+		return SDP_FB_NO_DEVICE;
 	SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_ACTIVE_OPENS);
 	return 0;
 }
@@ -291,7 +299,7 @@ static void sdp_cm_retry_work(struct work_struct *work)
 	struct sdp_sock *ssk = container_of(to_delayed_work(work), struct sdp_sock,
 					    retry_work);
 	struct sock *sk = &ssk->sk;
-	int err;
+	int reason;
 
 	lock_sock(sk);
 	if (sk->sk_state == TCP_SYN_SENT && !sdp_fb(ssk)) {
@@ -301,9 +309,9 @@ static void sdp_cm_retry_work(struct work_struct *work)
 		sdp_cm_destroy(ssk);
 		lock_sock(sk);
 		if (sk->sk_state == TCP_SYN_SENT && !sdp_fb(ssk) && !ssk->id) {
-			err = sdp_cm_connect(ssk, &ssk->fb_addr);
-			if (err)
-				sdp_up->fallback(ssk, SDP_FB_NO_DEVICE);
+			reason = sdp_cm_connect(ssk, &ssk->fb_addr);
+			if (reason)
+				sdp_up->fallback(ssk, reason);
 			else
 				sdp_up->attempt(ssk);
 		}

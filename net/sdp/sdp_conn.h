@@ -55,6 +55,7 @@ struct sdp_upcalls {
 };
 
 /* sdp_cma.c */
+/* 0, or why RDMA cannot even start (enum sdp_fallback_reason) */
 int sdp_cm_connect(struct sdp_sock *ssk, const struct sockaddr_storage *dst);
 int sdp_cm_listen(struct sdp_sock *ssk);
 void sdp_cm_disconnect(struct sdp_sock *ssk);

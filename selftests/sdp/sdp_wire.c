@@ -1416,4 +1416,65 @@ TEST(connect_refused_rdma_only_too_few_bufs)
 	refused_fails_rdma_only(_metadata, 2);
 }
 
+/*
+ * A connect from a port that another rdma_cm user holds (here an id bound
+ * by this process, in rdma_cm's TCP port space only) cannot go over RDMA:
+ * our own lack, not the destination's. It falls back with
+ * FallbackResources, and the negative cache does not learn the
+ * destination: the next connect, from another port, goes over RDMA.
+ */
+TEST(connect_from_a_port_rdma_cm_holds_is_not_cached)
+{
+	long long res = sdp_stat("FallbackResources"), nodev = sdp_stat("FallbackNoDevice");
+	struct sockaddr_storage addr, src;
+	struct rdma_event_channel *ec;
+	socklen_t alen, slen;
+	struct rdma_cm_id *id;
+	struct sdp_proof p;
+	int l, c, a, t;
+	char b;
+
+	l = sdp_listener(sdp_family(), SDP_A, 8, &addr, &alen);
+	ASSERT_LE(0, l);
+	/* a port free for TCP, then taken in rdma_cm's space */
+	t = sdp_listener(AF_INET, SDP_A, 1, &src, &slen);
+	ASSERT_LE(0, t);
+	close(t);
+	ec = rdma_create_event_channel();
+	ASSERT_NE(NULL, ec);
+	ASSERT_EQ(0, rdma_create_id(ec, &id, NULL, RDMA_PS_TCP));
+	ASSERT_EQ(0, rdma_bind_addr(id, (struct sockaddr *)&src));
+
+	c = socket(sdp_family(), SOCK_STREAM, 0);
+	ASSERT_LE(0, c);
+	ASSERT_EQ(0, bind(c, (struct sockaddr *)&src, slen));
+	ASSERT_EQ(0, connect(c, (struct sockaddr *)&addr, alen));
+	a = accept(l, NULL, NULL);
+	ASSERT_LE(0, a);
+	EXPECT_EQ(SDP_TRANSPORT_TCP, sdp_transport(c));
+	EXPECT_EQ(SDP_FB_RESOURCES, sdp_getint(c, SOL_SDP, SDP_FALLBACK_REASON));
+	EXPECT_EQ(res + 1, sdp_stat("FallbackResources"));
+	EXPECT_EQ(nodev, sdp_stat("FallbackNoDevice"));
+	ASSERT_EQ(1, send(c, "x", 1, 0));
+	ASSERT_EQ(1, recv(a, &b, 1, 0));
+	close(c);
+	close(a);
+
+	c = sdp_connect(sdp_family(), &addr, alen);
+	ASSERT_LE(0, c);
+	a = accept(l, NULL, NULL);
+	ASSERT_LE(0, a);
+	EXPECT_EQ(SDP_TRANSPORT_RDMA, sdp_transport(c)) TH_LOG("cached: %d",
+		sdp_getint(c, SOL_SDP, SDP_FALLBACK_REASON));
+	ASSERT_EQ(0, sdp_proof_begin(&p, c, a));
+	ASSERT_EQ(1, send(c, "y", 1, 0));
+	ASSERT_EQ(1, recv(a, &b, 1, 0));
+	SDP_PROVE(&p);
+	close(c);
+	close(a);
+	rdma_destroy_id(id);
+	rdma_destroy_event_channel(ec);
+	close(l);
+}
+
 TEST_HARNESS_MAIN
