@@ -217,7 +217,7 @@ FIXTURE_TEARDOWN(limit)
 	sdp_sysctl_set("rx_bufs", self->rx_bufs);
 }
 
-TEST_F(limit, hard_limit_stops_rings_not_data)
+TEST_F_TIMEOUT(limit, hard_limit_stops_rings_not_data, 300)
 {
 	int a, b, ba[4], bb[4], n = 0;
 	struct sdp_info info;

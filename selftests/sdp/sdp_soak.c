@@ -8,6 +8,7 @@
  *
  *   churn: connect, a byte and its count back, close, 200 times in a row;
  *   close_races: both ends closed at once, 300 times;
+ *   many_at_once: 1000 connections open together, 64 KiB checked on each;
  *   random_lives: workers at once for SDP_SOAK_SECS (unset: skipped), each
  *   connection with a random size and a random end: shutdown and the
  *   peer's count, close without reading, abort mid-stream (SO_LINGER 0),
@@ -17,6 +18,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <netinet/tcp.h>
 
@@ -521,6 +523,75 @@ TEST_F_TIMEOUT(soak, close_races, 300)
 	}
 	pthread_barrier_destroy(&go);
 	close(lfd);
+	soak_prove(_metadata, self, n);
+}
+
+#define MANY		1000
+#define MANY_BYTES	(64 << 10)
+
+/*
+ * MANY connections open at once, each moving MANY_BYTES of its own keyed
+ * stream: all connected and accepted first, then every client writes its
+ * stream and every server end reads and checks it, round after round.
+ */
+TEST_F_TIMEOUT(soak, many_at_once, 900)
+{
+	static int cfd[MANY], sfd[MANY];
+	static unsigned char buf[MANY_BYTES];
+	struct rlimit rl = { 4 * MANY + 64, 4 * MANY + 64 };
+	struct sockaddr_storage addr;
+	int i, n, lfd, ok = 0, rdma = 0;
+	socklen_t alen;
+	double t0;
+
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
+	lfd = sdp_listener(self->s.family, SDP_A, MANY, &addr, &alen);
+	ASSERT_LE(0, lfd);
+	t0 = sdp_now();
+	for (n = 0; n < MANY; n++) {
+		cfd[n] = sdp_connect(self->s.family, &addr, alen);
+		if (cfd[n] < 0)
+			break;
+		sfd[n] = accept(lfd, NULL, NULL);
+		if (sfd[n] < 0) {
+			close(cfd[n]);
+			break;
+		}
+		set_timeouts(cfd[n]);
+		set_timeouts(sfd[n]);
+		if (self->s.family == sdp_family()) {
+			if (sdp_transport(cfd[n]) != sdp_expected_transport())
+				self->s.transport_err++;
+			rdma += sdp_transport(cfd[n]) == SDP_TRANSPORT_RDMA;
+		}
+	}
+	close(lfd);
+	TH_LOG("%d connections open in %.1f s (%d over RDMA)", n, sdp_now() - t0, rdma);
+	EXPECT_EQ(MANY, n) TH_LOG("connect or accept: %s", strerror(errno));
+	/* the streams: 16 KiB a round, every connection in turn */
+	t0 = sdp_now();
+	for (int off = 0; off < MANY_BYTES; off += 16 << 10) {
+		for (i = 0; i < n; i++) {
+			stream_fill(i, off, buf, 16 << 10);
+			if (sdp_write_full(cfd[i], buf, 16 << 10) != 16 << 10)
+				self->s.client_err++;
+		}
+		for (i = 0; i < n; i++)
+			if (sdp_read_full(sfd[i], buf, 16 << 10) == 16 << 10 &&
+			    stream_check(i, off, buf, 16 << 10) < 0)
+				ok += off + (16 << 10) == MANY_BYTES;
+			else
+				self->s.corrupt++;
+	}
+	TH_LOG("%d streams of %d KiB checked in %.1f s", ok, MANY_BYTES >> 10,
+	       sdp_now() - t0);
+	EXPECT_EQ(n, ok);
+	EXPECT_EQ(0, self->s.client_err);
+	EXPECT_EQ(0, self->s.corrupt);
+	for (i = 0; i < n; i++) {
+		close(cfd[i]);
+		close(sfd[i]);
+	}
 	soak_prove(_metadata, self, n);
 }
 
