@@ -268,17 +268,6 @@ TEST_F_TIMEOUT(limit, hard_limit_stops_rings_not_data, 300)
 #define CG	"/sys/fs/cgroup"
 #define CG_TEST	CG "/sdp-mem-test"
 
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY), ok;
-
-	if (fd < 0)
-		return -1;
-	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
-	close(fd);
-	return ok ? 0 : -1;
-}
-
 /* memory.stat's sock of the test cgroup, in bytes; -1 if unreadable. */
 static long cg_sock(void)
 {
@@ -300,7 +289,7 @@ static const char *cg_setup(void)
 	if (access(CG "/cgroup.controllers", F_OK) &&
 	    mount("none", CG, "cgroup2", 0, NULL))
 		return "no cgroup2";
-	if (write_str(CG "/cgroup.subtree_control", "+memory"))
+	if (sdp_write_file(CG "/cgroup.subtree_control", "+memory"))
 		return "no memory controller";
 	if (mkdir(CG_TEST, 0755) && errno != EEXIST)
 		return "cannot make a cgroup";
@@ -332,7 +321,7 @@ TEST(rings_charged_to_the_memory_cgroup)
 
 		snprintf(me, sizeof(me), "%d", getpid());
 		res[0] = res[1] = res[2] = -1;
-		if (!write_str(CG_TEST "/cgroup.procs", me) &&
+		if (!sdp_write_file(CG_TEST "/cgroup.procs", me) &&
 		    !sdp_pair(sdp_family(), SDP_A, &a, &b) &&
 		    sdp_transport(a) == SDP_TRANSPORT_RDMA &&
 		    sdp_transport(b) == SDP_TRANSPORT_RDMA &&

@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdbool.h>
@@ -264,6 +265,18 @@ static inline ssize_t sdp_write_full(int fd, const void *buf, size_t len)
 		put += n;
 	}
 	return put;
+}
+
+/* Write @s to a file (sysfs, tracefs, cgroupfs); 0 or -1. */
+static inline int sdp_write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC), ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
+	close(fd);
+	return ok ? 0 : -1;
 }
 
 /* Wait until @fd reports @events; returns revents (0 on timeout). */

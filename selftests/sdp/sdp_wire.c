@@ -409,17 +409,6 @@ TEST_F(evil_client, abort_resets)
 
 #define TRACEFS	"/sys/kernel/tracing"
 
-static int write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_TRUNC), ok;
-
-	if (fd < 0)
-		return -1;
-	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
-	close(fd);
-	return ok ? 0 : -1;
-}
-
 /*
  * The trace buffer emptied, the sdp_conn_error tracepoint on. It stays on:
  * scripts/check-guest turns the sdp events on once (sdp_trace_on in lib.sh
@@ -437,10 +426,10 @@ static int conn_error_trace(void)
 		on = 0;
 	if (fd >= 0)
 		close(fd);
-	if (on != '1' && (write_file(TRACEFS "/options/record-cmd", "0") ||
-			  write_file(TRACEFS "/events/sdp/sdp_conn_error/enable", "1")))
+	if (on != '1' && (sdp_write_file(TRACEFS "/options/record-cmd", "0") ||
+			  sdp_write_file(TRACEFS "/events/sdp/sdp_conn_error/enable", "1")))
 		return -1;
-	return write_file(TRACEFS "/trace", "");
+	return sdp_write_file(TRACEFS "/trace", "");
 }
 
 /* Did the tracepoint say a connection was reset for @why? */
