@@ -111,7 +111,6 @@ struct sdp_conn {
 	u32			rx_count;	/* slots */
 	u32			rx_alloc;	/* of them, with a buffer (the first) */
 	bool			rx_starved;	/* the peer ran out of credits */
-	bool			rx_arrived;	/* messages came since the last push */
 	u32			rcv_size;
 	struct list_head	rx_posted;	/* in posting order */
 	struct list_head	rx_ready;	/* data not yet read */

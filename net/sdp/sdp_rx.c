@@ -241,7 +241,6 @@ void sdp_rx_reap(struct sdp_sock *ssk)
 		}
 		if (!sdp_rx_one(ssk, slot))
 			break;
-		c->rx_arrived = true;
 	}
 	sdp_rx_more(ssk, GFP_ATOMIC | __GFP_NOWARN);
 	/* (an urgent byte may replace one it drops: the count stays) */

@@ -104,11 +104,9 @@ bool sdp_post_abort(struct sdp_sock *ssk)
 /*
  * The peer's idea of our free buffers lags by half the ring (at least 2);
  * or by any, if the peer can send no data (its last credits are for
- * control) and either our reader has nothing left to read that would free
- * more (an urgent byte alone at the mark holds its buffer until the data
- * after it comes), or messages just came: buffers read before them would
- * otherwise stay unannounced while the reader waits on something else,
- * where TCP's ACK of that data carries the window the reads opened.
+ * control) and our reader has nothing left to read that would free more:
+ * an urgent byte alone at the mark holds its buffer until the data after
+ * it comes.
  */
 static bool sdp_need_credit_update(const struct sdp_sock *ssk)
 {
@@ -121,8 +119,7 @@ static bool sdp_need_credit_update(const struct sdp_sock *ssk)
 		return true;
 	if (sdp_urg_next(ssk) && !sock_flag(&ssk->sk, SOCK_URGINLINE))
 		unread--;
-	return fresh > 0 && peer_view <= SDP_CTRL_CREDITS &&
-	       (!unread || c->rx_arrived);
+	return fresh > 0 && peer_view <= SDP_CTRL_CREDITS && !unread;
 }
 
 /* A partly filled buffer may go: TCP_NODELAY, or nothing in flight (Nagle). */
@@ -196,7 +193,6 @@ void sdp_tx_push(struct sdp_sock *ssk, bool force)
 		ssk->stats.tx_credit_updates++;
 		SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_CREDIT_UPDATES);
 	}
-	c->rx_arrived = false;
 	sdp_update_counts(ssk);
 	sdp_tx_watch(ssk, false);
 	return;

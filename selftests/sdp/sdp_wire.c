@@ -575,39 +575,6 @@ TEST_F(evil_client, data_beyond_credits)
 	expect_fault(_metadata, self, &h, 1, "BadCredits");
 }
 
-/*
- * Our reader takes one message and then waits on something else while the
- * peer uses its last credits: the buffer that read freed must still be
- * announced when those messages come (TCP's ACK of late data carries the
- * window earlier reads opened), or a sender waiting for room waits for
- * good. A ring of 4 (rx_bufs), so that no growth announces it instead.
- */
-TEST_F(evil_client, credit_freed_before_the_last_data_is_announced)
-{
-	int rx_bufs = sdp_sysctl("rx_bufs"), fd, len, i;
-	struct peer q = { 0 };
-	struct hh hello;
-	char hah[256], buf[8];
-
-	sdp_sysctl_set("rx_bufs", 4);
-	good_hello(&hello, PEER_BUFS - 1);
-	i = peer_connect(&q, &self->addr, &hello, hah, sizeof(hah), &len);
-	sdp_sysctl_set("rx_bufs", rx_bufs);
-	ASSERT_EQ(0, i);
-	fd = accept(self->lfd, NULL, NULL);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(3, q.their_bufs);
-	ASSERT_EQ(0, send_msg(&q, MID_DATA, "one", 3));
-	ASSERT_EQ(3, recv(fd, buf, sizeof(buf), 0));
-	for (i = 1; i < q.their_bufs; i++)
-		ASSERT_EQ(0, send_msg(&q, MID_DATA, "late", 4));
-	/* a Data message back, with no payload: the credit */
-	EXPECT_TRUE(peer_wait_for(&q, MID_DATA)) TH_LOG("the peer never heard of the freed buffer");
-	EXPECT_EQ(8, recv(fd, buf, sizeof(buf), MSG_WAITALL));
-	close(fd);
-	peer_free(&q);
-}
-
 /* Take in what arrived without posting its buffers again; how many. */
 static int peer_take(struct peer *p, int ms)
 {
