@@ -34,6 +34,10 @@ struct proto sdp_proto = {
 	.obj_size	= sizeof(struct sdp_sock),
 	.memory_allocated = &sdp_memory_allocated,
 	.per_cpu_fw_alloc = &sdp_memory_per_cpu_fw_alloc,
+	.memory_pressure = &sdp_memory_pressure,
+	.enter_memory_pressure = sdp_enter_memory_pressure,
+	.leave_memory_pressure = sdp_leave_memory_pressure,
+	.sockets_allocated = &sdp_sockets_allocated,
 	.sysctl_mem	= sdp_sysctl_mem,
 	.sysctl_rmem	= sdp_sysctl_rmem,
 	.sysctl_wmem	= sdp_sysctl_wmem,
@@ -58,6 +62,7 @@ static void sdp_sk_destruct(struct sock *sk)
 	/* the rings gave back all they charged; SO_RESERVE_MEM's goes too */
 	WARN_ON_ONCE(atomic_read(&sk->sk_rmem_alloc));
 	sk_mem_reclaim_final(sk);
+	sk_sockets_allocated_dec(sk);
 }
 
 struct sdp_sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern)
@@ -78,6 +83,7 @@ struct sdp_sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern)
 	sk->sk_rcvbuf = READ_ONCE(net->ipv4.sysctl_tcp_rmem[1]);
 	sk->sk_write_space = sdp_write_space;
 	sk->sk_destruct = sdp_sk_destruct;
+	sk_sockets_allocated_inc(sk);
 	INIT_LIST_HEAD(&ssk->syn_q);
 	INIT_LIST_HEAD(&ssk->accept_q);
 	INIT_LIST_HEAD(&ssk->listen_item);
@@ -777,10 +783,12 @@ static int __init sdp_init(void)
 	sdp_proto_ops.family = sdp_family;
 	sdp_family_ops.family = sdp_family;
 
-	sdp_mem_init();
-	err = sdp_netns_init();
+	err = sdp_mem_init();
 	if (err)
 		goto out;
+	err = sdp_netns_init();
+	if (err)
+		goto out_mem;
 	err = proto_register(&sdp_proto, 1);
 	if (err)
 		goto out_netns;
@@ -810,6 +818,8 @@ out_proto:
 	proto_unregister(&sdp_proto);
 out_netns:
 	sdp_netns_exit();
+out_mem:
+	sdp_mem_exit();
 out:
 	return err;
 }
@@ -824,6 +834,7 @@ static void __exit sdp_exit(void)
 	sdp_dev_exit();
 	proto_unregister(&sdp_proto);
 	sdp_netns_exit();
+	sdp_mem_exit();
 }
 
 module_init(sdp_init);

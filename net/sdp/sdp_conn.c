@@ -20,6 +20,7 @@
 
 #include <linux/log2.h>
 #include <linux/mm.h>
+#include <linux/percpu_counter.h>
 #include <linux/slab.h>
 
 #include "sdp_rdma.h"
@@ -60,19 +61,41 @@ static void sdp_qp_event(struct ib_event *event, void *context)
  */
 atomic_long_t sdp_memory_allocated;
 DEFINE_PER_CPU(int, sdp_memory_per_cpu_fw_alloc);
+unsigned long sdp_memory_pressure;
+struct percpu_counter sdp_sockets_allocated;
 long sdp_sysctl_mem[3];
 /* [0]: what a socket may hold under memory pressure (the core reads no more) */
 int sdp_sysctl_rmem[3] = { SDP_RX_START_BUFS * SDP_BUF_SIZE };
 int sdp_sysctl_wmem[3] = { SDP_TX_KEEP_BUFS * SDP_BUF_SIZE };
 
+/*
+ * Past the pressure limit a socket's charge is refused beyond its share of
+ * the high limit (its sockets_allocated fraction), as TCP's.
+ */
+void sdp_enter_memory_pressure(struct sock *sk)
+{
+	WRITE_ONCE(sdp_memory_pressure, 1);
+}
+
+void sdp_leave_memory_pressure(struct sock *sk)
+{
+	WRITE_ONCE(sdp_memory_pressure, 0);
+}
+
 /* TCP's defaults (tcp_init_mem()): a sixteenth of memory before the limits. */
-void sdp_mem_init(void)
+int sdp_mem_init(void)
 {
 	unsigned long limit = max(nr_free_buffer_pages() / 16, 128UL);
 
 	sdp_sysctl_mem[0] = limit / 4 * 3;
 	sdp_sysctl_mem[1] = limit;
 	sdp_sysctl_mem[2] = sdp_sysctl_mem[0] * 2;
+	return percpu_counter_init(&sdp_sockets_allocated, 0, GFP_KERNEL);
+}
+
+void sdp_mem_exit(void)
+{
+	percpu_counter_destroy(&sdp_sockets_allocated);
 }
 
 static bool sdp_rmem_charge(struct sock *sk, u32 size)

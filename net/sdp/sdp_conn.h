@@ -9,6 +9,7 @@
 #define _NET_SDP_CONN_H
 
 #include <linux/percpu-defs.h>
+#include <linux/percpu_counter.h>
 #include <linux/types.h>
 
 struct msghdr;
@@ -65,9 +66,14 @@ void sdp_cm_init(struct sdp_sock *ssk);
 /* sdp_conn.c: the socket memory the rings charge (struct proto sdp_proto) */
 extern atomic_long_t sdp_memory_allocated;
 DECLARE_PER_CPU(int, sdp_memory_per_cpu_fw_alloc);
+extern unsigned long sdp_memory_pressure;
+extern struct percpu_counter sdp_sockets_allocated;
 extern long sdp_sysctl_mem[3];
 extern int sdp_sysctl_rmem[3], sdp_sysctl_wmem[3];
-void sdp_mem_init(void);
+void sdp_enter_memory_pressure(struct sock *sk);
+void sdp_leave_memory_pressure(struct sock *sk);
+int sdp_mem_init(void);
+void sdp_mem_exit(void);
 void sdp_conn_free(struct sdp_sock *ssk);
 bool sdp_conn_ctrl_busy(const struct sdp_sock *ssk);
 u32 sdp_conn_unread(const struct sdp_sock *ssk);

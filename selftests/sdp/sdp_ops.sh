@@ -198,8 +198,14 @@ tx_bufs 4 256"
 sysctls()
 {
 	local name lo hi v saved rc=0
-	[ "$(ls /proc/sys/net/sdp | sort)" = "$(echo "$bounds" | cut -d' ' -f1 | sort)" ] ||
+	[ "$(ls /proc/sys/net/sdp | sort)" = "$( (echo "$bounds" | cut -d' ' -f1; echo mem) | sort)" ] ||
 		{ echo "# net.sdp.* is not the list this test knows: $(ls /proc/sys/net/sdp)"; return 1; }
+	# mem: three page counts, as tcp_mem
+	saved=$(sysctl -n net.sdp.mem)
+	sysctl -qw net.sdp.mem="1 2 3" && [ "$(sysctl -n net.sdp.mem | tr -s '\t' ' ')" = "1 2 3" ] ||
+		{ echo "# net.sdp.mem=1 2 3 refused"; rc=1; }
+	sysctl -qw net.sdp.mem="$saved"
+	[ "$(sysctl -n net.sdp.mem)" = "$saved" ] || { echo "# net.sdp.mem not restored"; rc=1; }
 	while read -r name lo hi; do
 		saved=$(sysctl -n net.sdp.$name)
 		for v in $((lo - 1)) $((hi + 1)); do
@@ -236,5 +242,5 @@ ktap_check "--check: policy (net.sdp.enabled=0), and its JSON (exit 1)" by_polic
 ktap_check "--check: loopback (exit 1)" loopback
 KTAP_CLASS=local
 ktap_check "--check: nothing listens: the errno, and why RDMA was not used (exit 2)" refused
-ktap_check "each net.sdp.* sysctl takes its bounds and refuses one past either (EINVAL)" sysctls
+ktap_check "each net.sdp.* sysctl takes its bounds and refuses one past either (EINVAL); mem its three limits" sysctls
 ktap_finished
