@@ -160,13 +160,10 @@ static void sdp_cm_set_tos(struct sdp_sock *ssk, struct rdma_cm_id *id)
 
 /*
  * Start connecting to @dst (in the socket's family); events continue in
- * sdp_cm_handler(). rdma_cm gets IPv4 destinations as sockaddr_in.
- */
-/*
- * Start an RDMA connect to @dst: 0, or why it could not start (enum
- * sdp_fallback_reason). Memory, or a port rdma_cm's other users hold
- * (sdp_cm_bind_src()), is our own lack, not the destination's: the negative
- * cache must not learn it.
+ * sdp_cm_handler(). rdma_cm gets IPv4 destinations as sockaddr_in. 0, or
+ * why it could not start (enum sdp_fallback_reason): memory, or a port
+ * rdma_cm's other users hold (sdp_cm_bind_src()), is our own lack, not the
+ * destination's, and the negative cache must not learn it.
  */
 int sdp_cm_connect(struct sdp_sock *ssk, const struct sockaddr_storage *dst)
 {

@@ -423,7 +423,6 @@ static unsigned long sdp_defer_period(const struct sdp_sock *lssk)
 }
 
 /* Listener locked: from syn_q to accept_q, and tell accept(). */
-/* Listener locked: from syn_q to the accept queue. */
 static void sdp_child_queue(struct sdp_sock *lssk, struct sdp_sock *child)
 {
 	struct sock *lsk = &lssk->sk;
@@ -435,6 +434,7 @@ static void sdp_child_queue(struct sdp_sock *lssk, struct sdp_sock *child)
 	lsk->sk_data_ready(lsk);
 }
 
+/* ... if the listener still listens and the child is still connected. */
 static void sdp_child_ready(struct sdp_sock *lssk, struct sdp_sock *child)
 {
 	if (sdp_listening(lssk) && child->queue == SDP_Q_SYN &&
