@@ -449,12 +449,14 @@ static int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 			sdp_up->fallback(ssk, sdp_cm_fb_reason(id, ev));
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
+		/*
+		 * Only a peer whose connect completed sends a DREQ, maybe
+		 * before our established event: a child still on syn_q then
+		 * ends in the accept queue, reset (sdp_child_ended()).
+		 */
+		if (child)
+			set_bit(SDP_F_PEER_UP, &ssk->flags);
 		sdp_cm_disconnected(ssk, id);
-		if (child) {
-			release_sock(sk);
-			sdp_child_drop(ssk, ECONNRESET);
-			return 0;
-		}
 		break;
 	default:
 		break;

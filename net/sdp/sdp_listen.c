@@ -444,18 +444,20 @@ static void sdp_child_ready(struct sdp_sock *lssk, struct sdp_sock *child)
 
 /*
  * A child's connection ended before accept(), maybe before its established
- * event. If its peer had sent a message, the peer's connect had completed:
- * the child joins the accept queue, reset, as a TCP child whose RST came
- * after the handshake. A peer that never spoke had not connected: dropped,
- * as a request that never completed.
+ * event. If its peer had sent a message or disconnected, the peer's connect
+ * had completed: the child joins the accept queue, reset, as a TCP child
+ * whose RST came after the handshake. Otherwise the peer had not connected:
+ * dropped, as a request that never completed.
  */
 void sdp_child_ended(struct sdp_sock *child, struct sdp_sock *lssk)
 {
+	bool peer_up = READ_ONCE(child->stats.rx_msgs) ||
+		       test_bit(SDP_F_PEER_UP, &child->flags);
 	bool mine;
 
 	lock_sock(&lssk->sk);
 	mine = child->queue == SDP_Q_SYN;
-	if (mine && READ_ONCE(child->stats.rx_msgs) && sdp_listening(lssk)) {
+	if (mine && peer_up && sdp_listening(lssk)) {
 		sdp_child_queue(lssk, child);
 		mine = false;
 	} else if (mine) {

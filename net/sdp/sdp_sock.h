@@ -61,6 +61,7 @@ enum {
 	SDP_F_STOPPING,		/* a listener is dropping its children */
 	SDP_F_SWITCHING,	/* becoming the native socket (sdp_fb_start) */
 	SDP_F_DEFER_ACCEPT,	/* established child waits for data (TCP_DEFER_ACCEPT) */
+	SDP_F_PEER_UP,		/* a child's peer disconnected: it had connected */
 };
 
 /* Which of its listener's queues a child is on (sdp_sock.queue). */

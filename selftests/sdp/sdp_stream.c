@@ -2508,6 +2508,57 @@ TEST_F(sock, reset_in_accept_queue)
 	}
 }
 
+/*
+ * Clients that reset the moment connect() returns, before the server's end
+ * may know it is established (over RDMA the client's DREQ can overtake the
+ * server's established event): each still reaches accept(), reset, as TCP
+ * children whose RST followed the handshake.
+ */
+TEST_F(sock, reset_as_soon_as_connected)
+{
+	struct linger lin = { .l_onoff = 1, .l_linger = 0 };
+	bool rdma = variant->sdp && sdp_expected_transport() == SDP_TRANSPORT_RDMA;
+	long long opens = sdp_stat("PassiveOpens");
+	struct sockaddr_storage ss;
+	int i, n = 64, accepted = 0, resets = 0;
+	socklen_t len;
+	char b;
+	int l = sdp_listener(self->family, self->ip, n, &ss, &len);
+
+	ASSERT_LE(0, l);
+	for (i = 0; i < n; i++) {
+		int c = sdp_connect(self->family, &ss, len);
+
+		ASSERT_LE(0, c);
+		if (variant->sdp)
+			ASSERT_EQ(sdp_expected_transport(), sdp_transport(c));
+		ASSERT_EQ(0, setsockopt(c, SOL_SOCKET, SO_LINGER, &lin, sizeof(lin)));
+		close(c);
+	}
+	/* over RDMA each child joins the queue when its teardown runs */
+	while (accepted < n && (sdp_poll1(l, POLLIN, 10000) & POLLIN)) {
+		int a = accept(l, NULL, NULL);
+
+		ASSERT_LE(0, a);
+		accepted++;
+		if (recv(a, &b, 1, 0) == -1 && errno == ECONNRESET)
+			resets++;
+		close(a);
+	}
+	EXPECT_EQ(n, accepted);
+	EXPECT_EQ(n, resets);
+	close(l);
+	if (rdma) {
+		EXPECT_EQ(n, sdp_stat("PassiveOpens") - opens);
+		if (_metadata->passed)
+			fprintf(stderr, "# PROOF rdma %d connections over RDMA, each accepted reset\n", n);
+		self->proved = true;
+	} else if (variant->sdp && _metadata->passed) {
+		fprintf(stderr, "# PROOF fallback\n");
+		self->proved = true;
+	}
+}
+
 /* A connect() waiting on a full backlog: EINTR, then it completes. */
 TEST_F(sock, signal_interrupts_connect)
 {
