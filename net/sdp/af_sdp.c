@@ -279,6 +279,8 @@ static int sdp_listen(struct socket *sock, int backlog)
 			/* A reuseport group's port: served by the id's holder. */
 			if (cm_err && !sdp_reuseport_held(ssk, cm_err))
 				sdp_fb_listener(ssk, SDP_FB_NO_RDMA_LISTEN);
+			else
+				sdp_fb_listening(ssk);
 			sdp_listener_add(ssk);
 		}
 		sdp_set_state(sk, TCP_LISTEN);

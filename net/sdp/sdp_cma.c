@@ -334,6 +334,9 @@ static int sdp_cm_fb_reason(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		/* An SDP listener refusing our Hello, or nobody listening. */
 		if (sdp_cm_sdp_reject(id, ev, SDP_REJ_VERSION))
 			return SDP_FB_VERSION;
+		/* short of memory for this connection: nothing to cache */
+		if (sdp_cm_sdp_reject(id, ev, SDP_REJ_NOMEM))
+			return SDP_FB_RESOURCES;
 		return SDP_FB_REJECTED;
 	default:
 		return SDP_FB_TIMEOUT;

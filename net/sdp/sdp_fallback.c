@@ -130,6 +130,45 @@ static void sdp_ncache_add(struct net *net, const struct sockaddr_storage *dst,
 	spin_unlock_bh(&sn->ncache_lock);
 }
 
+/* Is @a (v4-mapped for IPv4) an address of this host? RCU or BH held. */
+static bool sdp_local_addr(struct net *net, const struct in6_addr *a)
+{
+	if (ipv6_addr_v4mapped(a))
+		return inet_addr_type(net, a->s6_addr32[3]) == RTN_LOCAL;
+	return ipv6_chk_addr(net, a, NULL, 0);
+}
+
+/*
+ * This host listens over RDMA on @laddr now: what the cache holds against
+ * that port on our own addresses is stale (a TCP-only server that was
+ * there before), so connects to it try RDMA again at once.
+ */
+void sdp_fb_listening(struct sdp_sock *lssk)
+{
+	struct net *net = sock_net(&lssk->sk);
+	struct sdp_net *sn = sdp_net(net);
+	struct sockaddr_storage ss;
+	struct in6_addr a;
+	__be16 port;
+	bool any;
+	int i;
+
+	if (kernel_getsockname(lssk->tcp, (struct sockaddr *)&ss) < 0)
+		return;
+	sdp_ncache_key(&ss, &a, &port);
+	any = ipv6_addr_any(&a) ||
+	      (ipv6_addr_v4mapped(&a) && !a.s6_addr32[3]);
+	spin_lock_bh(&sn->ncache_lock);
+	for (i = 0; i < SDP_NCACHE_SIZE; i++) {
+		struct sdp_ncache_entry *e = &sn->ncache[i];
+
+		if (e->reason && e->port == port &&
+		    (any ? sdp_local_addr(net, &e->addr) : ipv6_addr_equal(&e->addr, &a)))
+			e->reason = SDP_FB_NONE;
+	}
+	spin_unlock_bh(&sn->ncache_lock);
+}
+
 static bool sdp_loopback(const struct sockaddr_storage *ss)
 {
 	const struct sockaddr_in *sin = (const struct sockaddr_in *)ss;

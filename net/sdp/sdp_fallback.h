@@ -37,5 +37,6 @@ int sdp_fb_listen(struct sdp_sock *ssk, int backlog);
 int sdp_fb_accept(struct sdp_sock *lssk, struct socket *newsock, int flags, bool kern);
 bool sdp_fb_pending(const struct sdp_sock *lssk);
 void sdp_fb_listener(struct sdp_sock *lssk, int reason);
+void sdp_fb_listening(struct sdp_sock *lssk);
 
 #endif /* _NET_SDP_FALLBACK_H */

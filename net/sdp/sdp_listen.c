@@ -302,6 +302,9 @@ void sdp_child_drop(struct sdp_sock *child, int err)
 		sdp_child_kill(child, err);
 }
 
+/* debugfs sdp/fail_accept: that many children fail as if short of memory */
+atomic_t sdp_fail_accept;
+
 /* Accept the child over RDMA, inside its CONNECT_REQUEST event. */
 static int sdp_passive_accept(struct sdp_sock *child)
 {
@@ -317,7 +320,8 @@ static int sdp_passive_accept(struct sdp_sock *child)
 	if (child->sk.sk_state != TCP_SYN_RECV)
 		goto out;
 	/* our memory: the peer may wish for smaller buffers, not larger */
-	err = sdp_conn_create(child, id, be32_to_cpu(hh->desremrcvsz));
+	err = atomic_add_unless(&sdp_fail_accept, -1, 0) ? -ENOMEM :
+	      sdp_conn_create(child, id, be32_to_cpu(hh->desremrcvsz));
 	if (err)
 		goto out;
 	c = child->conn;
@@ -395,10 +399,21 @@ int sdp_cm_req(struct sdp_sock *lssk, struct rdma_cm_id *id,
 	sdp_child_link(lssk, child);
 	release_sock(lsk);
 
-	/* The child is the listener's now: failures go through its queue. */
+	/*
+	 * The child is the listener's now: failures go through its queue.
+	 * Short of resources, say so: the client falls back for this one
+	 * connection instead of taking the port for TCP-only (an id destroyed
+	 * unanswered sends a bare reject).
+	 */
 	err = sdp_passive_accept(child);
-	if (err)
+	if (err) {
+		if (err != -ECONNABORTED) {
+			rej.reason = SDP_REJ_NOMEM;
+			SDP_INC_STATS(sock_net(lsk), SDP_MIB_REJECT_SENT);
+			rdma_reject(id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
+		}
 		sdp_child_drop(child, -err);
+	}
 	if (pick)
 		sock_put(&pick->sk);
 	return 0;

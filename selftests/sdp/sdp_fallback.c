@@ -389,6 +389,100 @@ TEST(refused_port_then_listens_over_rdma)
 	close(l);
 }
 
+/*
+ * A TCP server on a port of this host, cached as refusing RDMA; then an SDP
+ * server listens on all addresses there: the next connect is RDMA at once,
+ * not TCP until the cache expires.
+ */
+TEST(tcp_port_then_sdp_listener_over_rdma)
+{
+	struct sockaddr_storage ss, any;
+	socklen_t len = sdp_addr(&ss, SDP_A, 0), alen;
+	int t = socket(AF_INET, SOCK_STREAM, 0), l, c, a;
+	struct sdp_proof pr;
+	char b;
+
+	ASSERT_EQ(0, sdp_setint(t, SOL_SOCKET, SO_REUSEADDR, 1));
+	ASSERT_EQ(0, bind(t, (struct sockaddr *)&ss, len));
+	ASSERT_EQ(0, getsockname(t, (struct sockaddr *)&ss, &len));
+	ASSERT_EQ(0, listen(t, 4));
+	c = sdp_connect(sdp_family(), &ss, len);
+	ASSERT_LE(0, c);
+	EXPECT_EQ(SDP_FB_REJECTED, fb_reason(c));
+	close(c);
+	c = sdp_connect(sdp_family(), &ss, len);
+	ASSERT_LE(0, c);
+	EXPECT_EQ(SDP_FB_CACHED, fb_reason(c));
+	close(c);
+	close(t);
+
+	alen = sdp_addr(&any, "0.0.0.0", sdp_port(&ss));
+	l = socket(sdp_family(), SOCK_STREAM, 0);
+	ASSERT_EQ(0, sdp_setint(l, SOL_SOCKET, SO_REUSEADDR, 1));
+	ASSERT_EQ(0, bind(l, (struct sockaddr *)&any, alen));
+	ASSERT_EQ(0, listen(l, 4));
+	c = sdp_connect(sdp_family(), &ss, len);
+	ASSERT_LE(0, c) TH_LOG("connect: %s", strerror(errno));
+	a = accept(l, NULL, NULL);
+	ASSERT_LE(0, a);
+	EXPECT_EQ(SDP_TRANSPORT_RDMA, sdp_transport(c))
+		TH_LOG("fallback reason %d", fb_reason(c));
+	ASSERT_EQ(0, sdp_proof_begin(&pr, c, a));
+	EXPECT_EQ(1, send(c, "r", 1, 0));
+	EXPECT_EQ(1, recv(a, &b, 1, MSG_WAITALL));
+	SDP_PROVE(&pr);
+	close(a);
+	close(c);
+	close(l);
+}
+
+/*
+ * A listener that cannot find the memory for one child (debugfs
+ * fail_accept) says so in its reject: the client falls back for that
+ * connection only, and the next one is RDMA, not sent to TCP by the cache.
+ */
+TEST(server_short_of_memory_is_not_cached)
+{
+	long long res = sdp_stat("FallbackResources"), rej = sdp_stat("RejectSent");
+	long long refused = sdp_stat("FallbackRejected");
+	struct sockaddr_storage ss;
+	struct sdp_proof pr;
+	socklen_t len;
+	int l = sdp_listener(sdp_family(), SDP_A, 4, &ss, &len), c, a;
+	char buf[8];
+
+	ASSERT_LE(0, l);
+	ASSERT_EQ(0, sdp_write_file("/sys/kernel/debug/sdp/fail_accept", "1"));
+	c = sdp_connect(sdp_family(), &ss, len);
+	ASSERT_LE(0, c) TH_LOG("connect: %s", strerror(errno));
+	a = accept(l, NULL, NULL);
+	ASSERT_LE(0, a);
+	EXPECT_EQ(SDP_FB_RESOURCES, fb_reason(c));
+	EXPECT_EQ(5, send(c, "hello", 5, 0));
+	EXPECT_EQ(5, recv(a, buf, 5, MSG_WAITALL));
+	EXPECT_EQ(0, memcmp(buf, "hello", 5));
+	EXPECT_EQ(rej + 1, sdp_stat("RejectSent"));
+	EXPECT_EQ(res + 1, sdp_stat("FallbackResources"));
+	EXPECT_EQ(refused, sdp_stat("FallbackRejected"));
+	PROVE_FALLBACK(c);
+	close(a);
+	close(c);
+
+	c = sdp_connect(sdp_family(), &ss, len);
+	ASSERT_LE(0, c) TH_LOG("connect: %s", strerror(errno));
+	a = accept(l, NULL, NULL);
+	ASSERT_LE(0, a);
+	EXPECT_EQ(SDP_TRANSPORT_RDMA, sdp_transport(c))
+		TH_LOG("fallback reason %d", fb_reason(c));
+	ASSERT_EQ(0, sdp_proof_begin(&pr, c, a));
+	EXPECT_EQ(1, send(c, "r", 1, 0));
+	EXPECT_EQ(1, recv(a, buf, 1, MSG_WAITALL));
+	SDP_PROVE(&pr);
+	close(a);
+	close(c);
+	close(l);
+}
+
 TEST(tcp_client_on_sdp_listener)
 {
 	long long before = sdp_stat("FallbackPeerTcp");
