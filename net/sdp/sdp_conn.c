@@ -621,11 +621,17 @@ void sdp_update_counts(struct sdp_sock *ssk)
 {
 	struct sdp_conn *c = ssk->conn;
 	u32 avail = 0, free_slots = 0, unsent = 0, unacked = 0;
-	bool mark = false;
+	bool mark = false, full = false;
 
 	if (c) {
 		avail = c->rx_ready_bytes;
 		mark = sdp_urg_next(ssk);
+		/*
+		 * The peer has no credit left for data (as we last told it):
+		 * nothing more comes until a read frees and announces buffers.
+		 */
+		full = avail && c->started &&
+		       sdp_seq_peer_credits(&c->seq) <= SDP_CTRL_CREDITS;
 		if (c->started) {
 			/* short of memory: nothing free till a buffer is back */
 			if (!c->tx_nomem)
@@ -636,6 +642,7 @@ void sdp_update_counts(struct sdp_sock *ssk)
 	}
 	WRITE_ONCE(ssk->rx_avail, avail);
 	WRITE_ONCE(ssk->rx_mark, mark);
+	WRITE_ONCE(ssk->rx_full, full);
 	WRITE_ONCE(ssk->tx_free_slots, free_slots);
 	WRITE_ONCE(ssk->tx_unsent, unsent);
 	WRITE_ONCE(ssk->tx_unacked, unacked);

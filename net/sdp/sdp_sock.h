@@ -168,6 +168,7 @@ struct sdp_sock {
 	/* read without the socket lock (poll, ioctl): kept by sdp_update_counts */
 	u32			rx_avail;	/* bytes readable */
 	bool			rx_mark;	/* the next is the urgent byte */
+	bool			rx_full;	/* nothing more can come till a read */
 	u32			tx_free_slots;	/* send buffers free */
 	u32			tx_unsent;	/* bytes not yet posted */
 	u32			tx_unacked;	/* bytes not yet completed */
@@ -236,13 +237,18 @@ static inline bool sdp_fb(const struct sdp_sock *ssk)
 	return READ_ONCE(ssk->transport) == SDP_TRANSPORT_TCP;
 }
 
-/* tcp_epollin_ready(): an urgent byte at the mark counts only inline. */
+/*
+ * tcp_epollin_ready(): an urgent byte at the mark counts only inline. Short
+ * of SO_RCVLOWAT, readable when the ring is full (tcp_rmem_pressure()):
+ * nothing more comes until the reader makes room.
+ */
 static inline bool sdp_readable(const struct sock *sk, int target)
 {
 	const struct sdp_sock *ssk = sdp_sk(sk);
+	u32 avail = READ_ONCE(ssk->rx_avail);
+	int mark = READ_ONCE(ssk->rx_mark) && !sock_flag(sk, SOCK_URGINLINE);
 
-	return READ_ONCE(ssk->rx_avail) >=
-	       target + (READ_ONCE(ssk->rx_mark) && !sock_flag(sk, SOCK_URGINLINE));
+	return avail >= target + mark || (READ_ONCE(ssk->rx_full) && avail > mark);
 }
 
 /* Has the urgent byte arrived, and does it stand at @seq? */

@@ -2849,6 +2849,7 @@ TEST_F(ring_sysctls, size_the_rings_of_new_connections)
 struct bulk_writer {
 	int fd;
 	size_t len;
+	bool fin;	/* shut down writing after */
 };
 
 static void *bulk_writer(void *arg)
@@ -2857,6 +2858,8 @@ static void *bulk_writer(void *arg)
 	char *buf = calloc(1, w->len);
 
 	sdp_write_full(w->fd, buf, w->len);
+	if (w->fin)
+		shutdown(w->fd, SHUT_WR);
 	free(buf);
 	return NULL;
 }
@@ -2880,6 +2883,34 @@ static size_t bulk_transfer(int from, int to, size_t len)
 	}
 	pthread_join(t, NULL);
 	return got;
+}
+
+/*
+ * SO_RCVLOWAT beyond what the receive ring holds: poll() still reports the
+ * data once no more can come until it is read (TCP grows its window to the
+ * mark, or reports under memory pressure), so a reader that waits for
+ * POLLIN gets every byte.
+ */
+TEST_F(pair, rcvlowat_beyond_the_ring_still_polls_in)
+{
+	struct bulk_writer w = { .fd = self->cfd, .len = 4 << 20, .fin = true };
+	static char buf[1 << 16];
+	size_t got = 0;
+	pthread_t t;
+	ssize_t n;
+
+	/* (the end, short of the mark, polls in as EOF) */
+	ASSERT_EQ(0, sdp_setint(self->sfd, SOL_SOCKET, SO_RCVLOWAT, 1 << 20));
+	ASSERT_EQ(0, pthread_create(&t, NULL, bulk_writer, &w));
+	while (got < w.len && (sdp_poll1(self->sfd, POLLIN, 10000) & POLLIN) &&
+	       (n = recv(self->sfd, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
+		got += n;
+	EXPECT_EQ(w.len, got) TH_LOG("POLLIN never came, %zu B read", got);
+	/* the rest, so that the writer ends */
+	while (got < w.len && (n = recv(self->sfd, buf, sizeof(buf), 0)) > 0)
+		got += n;
+	pthread_join(t, NULL);
+	EXPECT_RDMA_RX(self->sfd, w.len);
 }
 
 /* Credits ride on data; alone only when needed, never back and forth. */
