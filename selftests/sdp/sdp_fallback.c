@@ -62,6 +62,27 @@ static int sdp_via_tcp(struct __test_metadata *_metadata,
 	return 0;
 }
 
+/* Connect to @ss, served by @l: over RDMA, a byte across, the proof. */
+static void rdma_byte(struct __test_metadata *_metadata, int l,
+		      const struct sockaddr_storage *ss, socklen_t len)
+{
+	int c = sdp_connect(sdp_family(), ss, len), a;
+	struct sdp_proof pr;
+	char b;
+
+	ASSERT_LE(0, c) TH_LOG("connect: %s", strerror(errno));
+	a = accept(l, NULL, NULL);
+	ASSERT_LE(0, a);
+	EXPECT_EQ(SDP_TRANSPORT_RDMA, sdp_transport(c))
+		TH_LOG("fallback reason %d", fb_reason(c));
+	ASSERT_EQ(0, sdp_proof_begin(&pr, c, a));
+	EXPECT_EQ(1, send(c, "r", 1, 0));
+	EXPECT_EQ(1, recv(a, &b, 1, MSG_WAITALL));
+	SDP_PROVE(&pr);
+	close(a);
+	close(c);
+}
+
 TEST(tcponly_host_then_cached)
 {
 	long long nodev = sdp_stat("FallbackNoDevice"), cached = sdp_stat("FallbackCached");
@@ -364,9 +385,7 @@ TEST(refused_port_then_listens_over_rdma)
 	long long refused = sdp_stat("FallbackRejected");
 	struct sockaddr_storage ss;
 	socklen_t len = sdp_addr(&ss, SDP_A, 0);
-	int l = socket(sdp_family(), SOCK_STREAM, 0), c, a;
-	struct sdp_proof pr;
-	char b;
+	int l = socket(sdp_family(), SOCK_STREAM, 0);
 
 	ASSERT_EQ(0, bind(l, (struct sockaddr *)&ss, len));
 	ASSERT_EQ(0, getsockname(l, (struct sockaddr *)&ss, &len));
@@ -374,18 +393,7 @@ TEST(refused_port_then_listens_over_rdma)
 	EXPECT_EQ(ECONNREFUSED, errno);
 	EXPECT_EQ(refused + 1, sdp_stat("FallbackRejected"));
 	ASSERT_EQ(0, listen(l, 4));
-	c = sdp_connect(sdp_family(), &ss, len);
-	ASSERT_LE(0, c) TH_LOG("connect: %s", strerror(errno));
-	a = accept(l, NULL, NULL);
-	ASSERT_LE(0, a);
-	EXPECT_EQ(SDP_TRANSPORT_RDMA, sdp_transport(c))
-		TH_LOG("fallback reason %d", fb_reason(c));
-	ASSERT_EQ(0, sdp_proof_begin(&pr, c, a));
-	EXPECT_EQ(1, send(c, "r", 1, 0));
-	EXPECT_EQ(1, recv(a, &b, 1, MSG_WAITALL));
-	SDP_PROVE(&pr);
-	close(a);
-	close(c);
+	rdma_byte(_metadata, l, &ss, len);
 	close(l);
 }
 
@@ -398,9 +406,7 @@ TEST(tcp_port_then_sdp_listener_over_rdma)
 {
 	struct sockaddr_storage ss, any;
 	socklen_t len = sdp_addr(&ss, SDP_A, 0), alen;
-	int t = socket(AF_INET, SOCK_STREAM, 0), l, c, a;
-	struct sdp_proof pr;
-	char b;
+	int t = socket(AF_INET, SOCK_STREAM, 0), l, c;
 
 	ASSERT_EQ(0, sdp_setint(t, SOL_SOCKET, SO_REUSEADDR, 1));
 	ASSERT_EQ(0, bind(t, (struct sockaddr *)&ss, len));
@@ -421,18 +427,7 @@ TEST(tcp_port_then_sdp_listener_over_rdma)
 	ASSERT_EQ(0, sdp_setint(l, SOL_SOCKET, SO_REUSEADDR, 1));
 	ASSERT_EQ(0, bind(l, (struct sockaddr *)&any, alen));
 	ASSERT_EQ(0, listen(l, 4));
-	c = sdp_connect(sdp_family(), &ss, len);
-	ASSERT_LE(0, c) TH_LOG("connect: %s", strerror(errno));
-	a = accept(l, NULL, NULL);
-	ASSERT_LE(0, a);
-	EXPECT_EQ(SDP_TRANSPORT_RDMA, sdp_transport(c))
-		TH_LOG("fallback reason %d", fb_reason(c));
-	ASSERT_EQ(0, sdp_proof_begin(&pr, c, a));
-	EXPECT_EQ(1, send(c, "r", 1, 0));
-	EXPECT_EQ(1, recv(a, &b, 1, MSG_WAITALL));
-	SDP_PROVE(&pr);
-	close(a);
-	close(c);
+	rdma_byte(_metadata, l, &ss, len);
 	close(l);
 }
 
@@ -446,7 +441,6 @@ TEST(server_short_of_memory_is_not_cached)
 	long long res = sdp_stat("FallbackResources"), rej = sdp_stat("RejectSent");
 	long long refused = sdp_stat("FallbackRejected");
 	struct sockaddr_storage ss;
-	struct sdp_proof pr;
 	socklen_t len;
 	int l = sdp_listener(sdp_family(), SDP_A, 4, &ss, &len), c, a;
 	char buf[8];
@@ -468,18 +462,7 @@ TEST(server_short_of_memory_is_not_cached)
 	close(a);
 	close(c);
 
-	c = sdp_connect(sdp_family(), &ss, len);
-	ASSERT_LE(0, c) TH_LOG("connect: %s", strerror(errno));
-	a = accept(l, NULL, NULL);
-	ASSERT_LE(0, a);
-	EXPECT_EQ(SDP_TRANSPORT_RDMA, sdp_transport(c))
-		TH_LOG("fallback reason %d", fb_reason(c));
-	ASSERT_EQ(0, sdp_proof_begin(&pr, c, a));
-	EXPECT_EQ(1, send(c, "r", 1, 0));
-	EXPECT_EQ(1, recv(a, buf, 1, MSG_WAITALL));
-	SDP_PROVE(&pr);
-	close(a);
-	close(c);
+	rdma_byte(_metadata, l, &ss, len);
 	close(l);
 }
 
