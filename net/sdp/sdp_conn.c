@@ -52,14 +52,12 @@ static void sdp_qp_event(struct ib_event *event, void *context)
 }
 
 /*
- * Ring buffers are socket memory, charged as TCP charges its queues:
- * receive buffers to sk_rmem_alloc, send buffers (and the control ring) to
- * sk_wmem_queued, both to all SDP sockets' total (net.sdp.mem, in pages, as
- * /proc/net/protocols shows it) and to the socket's memory cgroup. The
- * peer's use makes the receive ring grow; past the hard limit, or the
- * cgroup's, it does not, and a new connection cannot start. A sender past
- * the limits waits for a buffer in flight to come back (the core forces
- * the charge once the socket is over its moderated SO_SNDBUF, as TCP's).
+ * Receive buffers are socket memory, charged as TCP charges its receive
+ * queue: to sk_rmem_alloc, to all SDP sockets' total (net.sdp.mem, in pages,
+ * as /proc/net/protocols shows it) and to the socket's memory cgroup. The
+ * peer's use makes the ring grow; past the hard limit, or the cgroup's, it
+ * does not, and a new connection cannot start. Send buffers are bounded by
+ * SO_SNDBUF and come from sendmsg(): charged to the sender's cgroup.
  */
 atomic_long_t sdp_memory_allocated;
 DEFINE_PER_CPU(int, sdp_memory_per_cpu_fw_alloc);
@@ -100,25 +98,19 @@ void sdp_mem_exit(void)
 	percpu_counter_destroy(&sdp_sockets_allocated);
 }
 
-static bool sdp_mem_charge(struct sock *sk, u32 size, bool rx)
+static bool sdp_rmem_charge(struct sock *sk, u32 size)
 {
 	if ((int)size > sk->sk_forward_alloc &&
-	    !__sk_mem_schedule(sk, size, rx ? SK_MEM_RECV : SK_MEM_SEND))
+	    !__sk_mem_schedule(sk, size, SK_MEM_RECV))
 		return false;
 	sk_mem_charge(sk, size);
-	if (rx)
-		atomic_add(size, &sk->sk_rmem_alloc);
-	else
-		sk_wmem_queued_add(sk, size);
+	atomic_add(size, &sk->sk_rmem_alloc);
 	return true;
 }
 
-static void sdp_mem_uncharge(struct sock *sk, u32 size, bool rx)
+static void sdp_rmem_uncharge(struct sock *sk, u32 size)
 {
-	if (rx)
-		atomic_sub(size, &sk->sk_rmem_alloc);
-	else
-		sk_wmem_queued_add(sk, -(int)size);
+	atomic_sub(size, &sk->sk_rmem_alloc);
 	sk_mem_uncharge(sk, size);
 }
 
@@ -129,9 +121,9 @@ static int sdp_map(struct sdp_conn *c, void **buf, u64 *dma, u32 size,
 	struct sock *sk = &c->ssk->sk;
 	bool rx = dir == DMA_FROM_DEVICE;
 
-	if (!sdp_mem_charge(sk, size, rx))
+	if (rx && !sdp_rmem_charge(sk, size))
 		return -ENOMEM;
-	*buf = kmalloc(size, gfp);
+	*buf = kmalloc(size, rx ? gfp : gfp | __GFP_ACCOUNT);
 	if (*buf) {
 		*dma = ib_dma_map_single(dev, *buf, size, dir);
 		if (!ib_dma_mapping_error(dev, *dma))
@@ -139,7 +131,8 @@ static int sdp_map(struct sdp_conn *c, void **buf, u64 *dma, u32 size,
 		kfree(*buf);
 		*buf = NULL;
 	}
-	sdp_mem_uncharge(sk, size, rx);
+	if (rx)
+		sdp_rmem_uncharge(sk, size);
 	return -ENOMEM;
 }
 
@@ -150,7 +143,8 @@ static void sdp_unmap(struct sdp_conn *c, void *buf, u64 dma, u32 size,
 		return;
 	ib_dma_unmap_single(c->sdev->ibdev, dma, size, dir);
 	kfree(buf);
-	sdp_mem_uncharge(&c->ssk->sk, size, dir == DMA_FROM_DEVICE);
+	if (dir == DMA_FROM_DEVICE)
+		sdp_rmem_uncharge(&c->ssk->sk, size);
 }
 
 static void sdp_rings_free(struct sdp_conn *c)
@@ -633,9 +627,7 @@ void sdp_update_counts(struct sdp_sock *ssk)
 		full = avail && c->started &&
 		       sdp_seq_peer_credits(&c->seq) <= SDP_CTRL_CREDITS;
 		if (c->started) {
-			/* short of memory: nothing free till a buffer is back */
-			if (!c->tx_nomem)
-				free_slots = c->tx_count - (c->tx_head - c->tx_tail);
+			free_slots = c->tx_count - (c->tx_head - c->tx_tail);
 			unsent = c->tx_unposted_bytes;
 			unacked = c->tx_queued_bytes;
 		}

@@ -121,7 +121,6 @@ struct sdp_conn {
 	struct sdp_tx_slot	*tx;
 	u32			tx_count;	/* slots */
 	u32			tx_kept;	/* slots tx_tail..tx_head hold the others */
-	bool			tx_nomem;	/* no buffer to be had till one comes back */
 	struct sdp_buf		tx_keep[SDP_TX_KEEP_BUFS];
 	u32			snd_size;
 	u32			tx_head;	/* next slot to fill */

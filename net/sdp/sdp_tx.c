@@ -266,7 +266,6 @@ void sdp_tx_reap(struct sdp_sock *ssk)
 		s->len = 0;
 		sdp_tx_buf_put(c, s);
 		c->tx_tail++;
-		c->tx_nomem = false;
 		freed = true;
 		ssk->tx_stamp = jiffies;
 	}
@@ -429,12 +428,10 @@ void sdp_keepalive_timer(struct timer_list *t)
 
 /*
  * The buffer to copy into: the one being filled, or a free one. NULL when
- * the ring is full or no memory is left while a buffer is in the ring,
- * which gives its memory back (*err 0), or none is (*err -ENOBUFS).
+ * the ring is full (*err 0) or no memory is left (*err -ENOMEM).
  */
-static struct sdp_tx_slot *sdp_tx_fill_slot(struct sdp_sock *ssk, gfp_t gfp, int *err)
+static struct sdp_tx_slot *sdp_tx_fill_slot(struct sdp_conn *c, gfp_t gfp, int *err)
 {
-	struct sdp_conn *c = ssk->conn;
 	struct sdp_tx_slot *s;
 
 	*err = 0;
@@ -446,17 +443,9 @@ static struct sdp_tx_slot *sdp_tx_fill_slot(struct sdp_sock *ssk, gfp_t gfp, int
 	if (c->tx_head - c->tx_tail >= c->tx_count)
 		return NULL;
 	s = &c->tx[c->tx_head % c->tx_count];
-	if (sdp_tx_buf_get(c, s, gfp)) {
-		if (c->tx_head == c->tx_tail) {
-			*err = -ENOBUFS;
-			return NULL;
-		}
-		/* writable again once sdp_tx_reap() has a buffer back */
-		c->tx_nomem = true;
-		sdp_update_counts(ssk);
+	*err = sdp_tx_buf_get(c, s, gfp);
+	if (*err)
 		return NULL;
-	}
-	c->tx_nomem = false;
 	c->tx_head++;
 	s->len = SDP_HDR;
 	s->oob = 0;
@@ -489,10 +478,9 @@ static void sdp_mark_urg(struct sdp_sock *ssk)
 
 /*
  * sendmsg()'s copy: from @msg into the send ring until it is empty (0), no
- * buffer is free (-EAGAIN, what is filled pushed), no memory is to be had
- * with none in the ring (-ENOBUFS) or copying fails (-EFAULT); *copied
- * grows by what was taken. Full buffers go at once, except MSG_OOB's last,
- * which sdp_conn_sent() flags first.
+ * buffer is free (-EAGAIN, what is filled pushed) or copying fails (-EFAULT,
+ * -ENOMEM); *copied grows by what was taken. Full buffers go at once, except
+ * MSG_OOB's last, which sdp_conn_sent() flags first.
  */
 int sdp_conn_write(struct sdp_sock *ssk, struct msghdr *msg, int flags,
 		   size_t *copied)
@@ -504,7 +492,7 @@ int sdp_conn_write(struct sdp_sock *ssk, struct msghdr *msg, int flags,
 	while (msg_data_left(msg)) {
 		size_t n, got;
 
-		s = c ? sdp_tx_fill_slot(ssk, ssk->sk.sk_allocation, &err) : NULL;
+		s = c ? sdp_tx_fill_slot(c, ssk->sk.sk_allocation, &err) : NULL;
 		if (err)
 			return err;
 		if (!s) {
