@@ -620,13 +620,13 @@ void sdp_update_counts(struct sdp_sock *ssk)
 	if (c) {
 		avail = c->rx_ready_bytes;
 		mark = sdp_urg_next(ssk);
-		/*
-		 * The peer has no credit left for data (as we last told it):
-		 * nothing more comes until a read frees and announces buffers.
-		 */
-		full = avail && c->started &&
-		       sdp_seq_peer_credits(&c->seq) <= SDP_CTRL_CREDITS;
 		if (c->started) {
+			/*
+			 * The peer has no credit left for data (as we last
+			 * told it): nothing more comes until a read frees and
+			 * announces buffers.
+			 */
+			full = avail && sdp_seq_peer_credits(&c->seq) <= SDP_CTRL_CREDITS;
 			free_slots = c->tx_count - (c->tx_head - c->tx_tail);
 			unsent = c->tx_unposted_bytes;
 			unacked = c->tx_queued_bytes;

@@ -346,12 +346,21 @@ out:
 	return err;
 }
 
+/* Refuse @id's request, saying why (enum sdp_rej_reason), counted. */
+static void sdp_req_reject(struct sock *lsk, struct rdma_cm_id *id, u8 reason)
+{
+	struct sdp_rej rej = { .mid = SDP_MID_HELLO, .reason = reason };
+
+	SDP_INC_STATS(sock_net(lsk), SDP_MIB_REJECT_SENT);
+	rdma_reject(id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
+}
+
 int sdp_cm_req(struct sdp_sock *lssk, struct rdma_cm_id *id,
 	       const struct rdma_cm_event *ev)
 {
-	struct sdp_rej rej = { .mid = SDP_MID_HELLO };
 	struct sdp_sock *child, *pick = NULL;
 	struct sock *lsk;
+	u8 reason;
 	int err;
 
 	if (lssk->sk.sk_reuseport)
@@ -370,13 +379,13 @@ int sdp_cm_req(struct sdp_sock *lssk, struct rdma_cm_id *id,
 		rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
 		return 1;
 	}
-	rej.reason = sdp_proto_check_hello(ev->param.conn.private_data,
-					   ev->param.conn.private_data_len);
-	if (rej.reason) {
+	reason = sdp_proto_check_hello(ev->param.conn.private_data,
+				       ev->param.conn.private_data_len);
+	if (reason) {
 		SDP_INC_STATS(sock_net(lsk), SDP_MIB_BAD_HELLO);
 		goto reject;
 	}
-	rej.reason = SDP_REJ_NOMEM;
+	reason = SDP_REJ_NOMEM;
 	child = sdp_child_alloc(lssk, id, ev->param.conn.private_data);
 	if (!child)
 		goto reject;
@@ -390,7 +399,7 @@ int sdp_cm_req(struct sdp_sock *lssk, struct rdma_cm_id *id,
 	    READ_ONCE(lsk->sk_ack_backlog) + lssk->syn_count >
 	    READ_ONCE(lsk->sk_max_ack_backlog)) {
 		/* Full: as TCP drops the SYN, the client tries again later. */
-		rej.reason = SDP_REJ_BUSY;
+		reason = SDP_REJ_BUSY;
 		SDP_INC_STATS(sock_net(lsk), SDP_MIB_BACKLOG_BUSY);
 		release_sock(lsk);
 		sdp_child_discard(child);
@@ -407,11 +416,8 @@ int sdp_cm_req(struct sdp_sock *lssk, struct rdma_cm_id *id,
 	 */
 	err = sdp_passive_accept(child);
 	if (err) {
-		if (err != -ECONNABORTED) {
-			rej.reason = SDP_REJ_NOMEM;
-			SDP_INC_STATS(sock_net(lsk), SDP_MIB_REJECT_SENT);
-			rdma_reject(id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
-		}
+		if (err != -ECONNABORTED)
+			sdp_req_reject(lsk, id, SDP_REJ_NOMEM);
 		sdp_child_drop(child, -err);
 	}
 	if (pick)
@@ -419,8 +425,7 @@ int sdp_cm_req(struct sdp_sock *lssk, struct rdma_cm_id *id,
 	return 0;
 
 reject:
-	SDP_INC_STATS(sock_net(lsk), SDP_MIB_REJECT_SENT);
-	rdma_reject(id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
+	sdp_req_reject(lsk, id, reason);
 	if (pick)
 		sock_put(&pick->sk);
 	return 1;

@@ -383,6 +383,7 @@ static void *work(void *arg)
 static const char *const why_names[] = {
 	"FallbackNoDevice", "FallbackNoRoute", "FallbackRejected", "FallbackTimeout",
 	"FallbackVersion", "FallbackResources", "RejectSent", "BacklogBusy",
+	"SynTimeout",
 };
 #define SDP_WHY (sizeof(why_names) / sizeof(why_names[0]))
 
@@ -525,10 +526,8 @@ TEST_F_TIMEOUT(soak, close_races, 300)
 
 			sdp_info(c, &ci);
 			sdp_info(srv.fd, &si);
-			TH_LOG("connection %d not over the expected transport: fallback reasons %u and %u; RejectSent %lld BacklogBusy %lld SynTimeout %lld",
-			       i, ci.fallback_reason, si.fallback_reason,
-			       sdp_stat("RejectSent"), sdp_stat("BacklogBusy"),
-			       sdp_stat("SynTimeout"));
+			TH_LOG("connection %d not over the expected transport: fallback reasons %u and %u",
+			       i, ci.fallback_reason, si.fallback_reason);
 		}
 		ASSERT_EQ(1, write(c, "x", 1));
 		if (i & 1)
