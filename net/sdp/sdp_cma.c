@@ -77,7 +77,9 @@ void sdp_established(struct sdp_sock *ssk, struct rdma_cm_id *id)
  * connection's port is taken in the TCP port space as in rdma_cm's: the two
  * agree, and no TCP socket (or SDP listener) can take a port a connection
  * uses. An unbound socket is bound here; if rdma_cm already has that port
- * (another rdma_cm user), a fresh native socket tries another.
+ * (another rdma_cm user, or one of our ids that outlives its native socket),
+ * a fresh native socket tries another. rdma_cm says EADDRNOTAVAIL rather
+ * than EADDRINUSE when either binding is a wildcard, as ours is.
  */
 static int sdp_cm_bind_src(struct sdp_sock *ssk, struct rdma_cm_id *id,
 			   const struct sockaddr_storage *dst)
@@ -114,7 +116,7 @@ static int sdp_cm_bind_src(struct sdp_sock *ssk, struct rdma_cm_id *id,
 		if (ssk->sk.sk_reuse)
 			rdma_set_reuseaddr(id, 1);
 		err = rdma_bind_addr(id, (struct sockaddr *)&src);
-		if (err != -EADDRINUSE || chosen)
+		if ((err != -EADDRINUSE && err != -EADDRNOTAVAIL) || chosen)
 			return err;
 		err = sdp_up->new_port(ssk, family);
 		if (err)
@@ -181,7 +183,7 @@ int sdp_cm_connect(struct sdp_sock *ssk, const struct sockaddr_storage *dst)
 	if (!err)
 		err = rdma_resolve_addr(id, NULL, (struct sockaddr *)&ssk->daddr,
 					SDP_RESOLVE_TIMEOUT_MS);
-	if (err == -EADDRINUSE || err == -ENOMEM)
+	if (err == -EADDRINUSE || err == -EADDRNOTAVAIL || err == -ENOMEM)
 		return SDP_FB_RESOURCES;
 	if (err)
 		return SDP_FB_NO_DEVICE;

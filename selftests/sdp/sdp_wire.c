@@ -1433,4 +1433,89 @@ TEST(connect_from_a_port_rdma_cm_holds_is_not_cached)
 	close(l);
 }
 
+/*
+ * The same without bind(): rdma_cm has the port TCP gave us, and says
+ * EADDRNOTAVAIL since our binding is a wildcard. The connect tries
+ * another port; with none left (the range is that one port) it falls back
+ * uncached, and once the port is free the same destination is RDMA.
+ */
+#define PORT_RANGE	"/proc/sys/net/ipv4/ip_local_port_range"
+
+FIXTURE(port_range) {
+	char saved[64];
+	struct rdma_cm_id *held;
+};
+
+FIXTURE_SETUP(port_range)
+{
+	FILE *f = fopen(PORT_RANGE, "r");
+
+	ASSERT_NE(NULL, f);
+	ASSERT_NE(NULL, fgets(self->saved, sizeof(self->saved), f));
+	fclose(f);
+	self->held = NULL;
+}
+
+FIXTURE_TEARDOWN(port_range)
+{
+	EXPECT_EQ(0, sdp_write_file(PORT_RANGE, self->saved));
+	if (self->held)
+		rdma_destroy_id(self->held);
+}
+
+TEST_F(port_range, rdma_cm_holds_the_only_ephemeral_port)
+{
+	long long res = sdp_stat("FallbackResources"), nodev = sdp_stat("FallbackNoDevice");
+	struct sockaddr_in any = { .sin_family = AF_INET };
+	struct linger abort = { .l_onoff = 1 };
+	socklen_t alen, len = sizeof(any);
+	struct sockaddr_storage addr;
+	struct sdp_proof p;
+	char range[32], b;
+	int l, c, a, t;
+
+	l = sdp_listener(sdp_family(), SDP_A, 8, &addr, &alen);
+	ASSERT_LE(0, l);
+	/* a port TCP has free, then rdma_cm's, bound with no device */
+	t = socket(AF_INET, SOCK_STREAM, 0);
+	ASSERT_EQ(0, bind(t, (struct sockaddr *)&any, sizeof(any)));
+	ASSERT_EQ(0, getsockname(t, (struct sockaddr *)&any, &len));
+	close(t);
+	ASSERT_EQ(0, rdma_create_id(NULL, &self->held, NULL, RDMA_PS_TCP));
+	ASSERT_EQ(0, rdma_bind_addr(self->held, (struct sockaddr *)&any));
+	snprintf(range, sizeof(range), "%u %u", ntohs(any.sin_port), ntohs(any.sin_port));
+	ASSERT_EQ(0, sdp_write_file(PORT_RANGE, range));
+
+	c = sdp_connect(sdp_family(), &addr, alen);
+	ASSERT_LE(0, c) TH_LOG("connect: %s", strerror(errno));
+	a = accept(l, NULL, NULL);
+	ASSERT_LE(0, a);
+	EXPECT_EQ(SDP_TRANSPORT_TCP, sdp_transport(c));
+	EXPECT_EQ(SDP_FB_RESOURCES, sdp_getint(c, SOL_SDP, SDP_FALLBACK_REASON));
+	EXPECT_EQ(res + 1, sdp_stat("FallbackResources"));
+	EXPECT_EQ(nodev, sdp_stat("FallbackNoDevice"));
+	ASSERT_EQ(1, send(c, "x", 1, 0));
+	ASSERT_EQ(1, recv(a, &b, 1, 0));
+	/* a reset leaves no TIME_WAIT on the only port */
+	ASSERT_EQ(0, setsockopt(c, SOL_SOCKET, SO_LINGER, &abort, sizeof(abort)));
+	close(c);
+	close(a);
+
+	rdma_destroy_id(self->held);
+	self->held = NULL;
+	c = sdp_connect(sdp_family(), &addr, alen);
+	ASSERT_LE(0, c);
+	a = accept(l, NULL, NULL);
+	ASSERT_LE(0, a);
+	EXPECT_EQ(SDP_TRANSPORT_RDMA, sdp_transport(c)) TH_LOG("cached: %d",
+		sdp_getint(c, SOL_SDP, SDP_FALLBACK_REASON));
+	ASSERT_EQ(0, sdp_proof_begin(&p, c, a));
+	ASSERT_EQ(1, send(c, "y", 1, 0));
+	ASSERT_EQ(1, recv(a, &b, 1, 0));
+	SDP_PROVE(&p);
+	close(c);
+	close(a);
+	close(l);
+}
+
 TEST_HARNESS_MAIN
