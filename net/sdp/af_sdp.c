@@ -61,6 +61,7 @@ static void sdp_sk_destruct(struct sock *sk)
 	kfree(sdp_sk(sk)->policy);
 	/* the rings gave back all they charged; SO_RESERVE_MEM's goes too */
 	WARN_ON_ONCE(atomic_read(&sk->sk_rmem_alloc));
+	WARN_ON_ONCE(sk->sk_wmem_queued);
 	sk_mem_reclaim_final(sk);
 	sk_sockets_allocated_dec(sk);
 }

@@ -16,6 +16,11 @@
 #include <net/net_namespace.h>
 #include <net/sock.h>
 
+/* 6.10: sk_under_memory_pressure() and its kin have a header of their own. */
+#if __has_include(<net/proto_memory.h>)
+#include <net/proto_memory.h>
+#endif
+
 /* 6.1.70 took in 6.5's MSG_SPLICE_PAGES, bvec_set_page() and splice_eof. */
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 70)
 #error "sdp needs Linux 6.1.70 or later"

@@ -52,12 +52,16 @@ static void sdp_qp_event(struct ib_event *event, void *context)
 }
 
 /*
- * Receive buffers are socket memory, charged as TCP charges its receive
- * queue: to sk_rmem_alloc, to all SDP sockets' total (net.sdp.mem, in pages,
- * as /proc/net/protocols shows it) and to the socket's memory cgroup. The
- * peer's use makes the ring grow; past the hard limit, or the cgroup's, it
- * does not, and a new connection cannot start. Send buffers are bounded by
- * SO_SNDBUF and come from sendmsg(): charged to the sender's cgroup.
+ * Ring buffers are socket memory, charged as TCP charges its queues: to all
+ * SDP sockets' total (net.sdp.mem, in pages, as /proc/net/protocols shows
+ * it) and to the socket's memory cgroup; receive buffers also to
+ * sk_rmem_alloc, and send buffers filled and not yet completed to
+ * sk_wmem_queued (the two kept for reuse are not in flight, as TCP's queue
+ * is empty once all is acknowledged). The peer's use makes the receive ring
+ * grow; past the hard limit, or the cgroup's, it does not, and a new
+ * connection cannot start. A sender waits, as TCP's, while its bytes in
+ * flight reach SO_SNDBUF, or for memory. The control ring, a few bytes per
+ * connection like the socket itself, is kernel memory of the cgroup.
  */
 atomic_long_t sdp_memory_allocated;
 DEFINE_PER_CPU(int, sdp_memory_per_cpu_fw_alloc);
@@ -98,32 +102,41 @@ void sdp_mem_exit(void)
 	percpu_counter_destroy(&sdp_sockets_allocated);
 }
 
-static bool sdp_rmem_charge(struct sock *sk, u32 size)
+/* How a buffer is charged: to the socket (receive or send), or the cgroup. */
+enum sdp_mem { SDP_MEM_RX, SDP_MEM_TX, SDP_MEM_KERNEL };
+
+static bool sdp_mem_charge(struct sock *sk, u32 size, enum sdp_mem mem)
 {
+	if (mem == SDP_MEM_KERNEL)
+		return true;
 	if ((int)size > sk->sk_forward_alloc &&
-	    !__sk_mem_schedule(sk, size, SK_MEM_RECV))
+	    !__sk_mem_schedule(sk, size, mem == SDP_MEM_RX ? SK_MEM_RECV : SK_MEM_SEND))
 		return false;
 	sk_mem_charge(sk, size);
-	atomic_add(size, &sk->sk_rmem_alloc);
+	if (mem == SDP_MEM_RX)
+		atomic_add(size, &sk->sk_rmem_alloc);
 	return true;
 }
 
-static void sdp_rmem_uncharge(struct sock *sk, u32 size)
+static void sdp_mem_uncharge(struct sock *sk, u32 size, enum sdp_mem mem)
 {
-	atomic_sub(size, &sk->sk_rmem_alloc);
+	if (mem == SDP_MEM_KERNEL)
+		return;
+	if (mem == SDP_MEM_RX)
+		atomic_sub(size, &sk->sk_rmem_alloc);
 	sk_mem_uncharge(sk, size);
 }
 
 static int sdp_map(struct sdp_conn *c, void **buf, u64 *dma, u32 size,
-		   enum dma_data_direction dir, gfp_t gfp)
+		   enum sdp_mem mem, gfp_t gfp)
 {
+	enum dma_data_direction dir = mem == SDP_MEM_RX ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
 	struct ib_device *dev = c->sdev->ibdev;
 	struct sock *sk = &c->ssk->sk;
-	bool rx = dir == DMA_FROM_DEVICE;
 
-	if (rx && !sdp_rmem_charge(sk, size))
+	if (!sdp_mem_charge(sk, size, mem))
 		return -ENOMEM;
-	*buf = kmalloc(size, rx ? gfp : gfp | __GFP_ACCOUNT);
+	*buf = kmalloc(size, mem == SDP_MEM_KERNEL ? gfp | __GFP_ACCOUNT : gfp);
 	if (*buf) {
 		*dma = ib_dma_map_single(dev, *buf, size, dir);
 		if (!ib_dma_mapping_error(dev, *dma))
@@ -131,20 +144,19 @@ static int sdp_map(struct sdp_conn *c, void **buf, u64 *dma, u32 size,
 		kfree(*buf);
 		*buf = NULL;
 	}
-	if (rx)
-		sdp_rmem_uncharge(sk, size);
+	sdp_mem_uncharge(sk, size, mem);
 	return -ENOMEM;
 }
 
 static void sdp_unmap(struct sdp_conn *c, void *buf, u64 dma, u32 size,
-		      enum dma_data_direction dir)
+		      enum sdp_mem mem)
 {
 	if (!buf)
 		return;
-	ib_dma_unmap_single(c->sdev->ibdev, dma, size, dir);
+	ib_dma_unmap_single(c->sdev->ibdev, dma, size,
+			    mem == SDP_MEM_RX ? DMA_FROM_DEVICE : DMA_TO_DEVICE);
 	kfree(buf);
-	if (dir == DMA_FROM_DEVICE)
-		sdp_rmem_uncharge(&c->ssk->sk, size);
+	sdp_mem_uncharge(&c->ssk->sk, size, mem);
 }
 
 static void sdp_rings_free(struct sdp_conn *c)
@@ -152,14 +164,16 @@ static void sdp_rings_free(struct sdp_conn *c)
 	u32 i;
 
 	for (i = 0; c->rx && i < c->rx_count; i++)
-		sdp_unmap(c, c->rx[i].buf, c->rx[i].dma, c->rcv_size, DMA_FROM_DEVICE);
+		sdp_unmap(c, c->rx[i].buf, c->rx[i].dma, c->rcv_size, SDP_MEM_RX);
+	/* what was in flight is not queued any more */
+	sk_wmem_queued_add(&c->ssk->sk, -(int)((c->tx_head - c->tx_tail) * c->snd_size));
 	for (i = 0; c->tx && i < c->tx_count; i++)
-		sdp_unmap(c, c->tx[i].buf, c->tx[i].dma, c->snd_size, DMA_TO_DEVICE);
+		sdp_unmap(c, c->tx[i].buf, c->tx[i].dma, c->snd_size, SDP_MEM_TX);
 	for (i = 0; i < c->tx_kept; i++)
 		sdp_unmap(c, c->tx_keep[i].buf, c->tx_keep[i].dma, c->snd_size,
-			  DMA_TO_DEVICE);
+			  SDP_MEM_TX);
 	sdp_unmap(c, c->ctrl_buf, c->ctrl_dma, SDP_CTRL_SLOTS * SDP_CTRL_MSG_MAX,
-		  DMA_TO_DEVICE);
+		  SDP_MEM_KERNEL);
 	kfree(c->rx);
 	kfree(c->tx);
 	kfree(c->seq.hist);
@@ -264,7 +278,7 @@ int sdp_rx_grow(struct sdp_conn *c, u32 n, gfp_t gfp)
 	while (c->rx_alloc < n) {
 		slot = &c->rx[c->rx_alloc];
 		err = sdp_map(c, &slot->buf, &slot->dma, c->rcv_size,
-			      DMA_FROM_DEVICE, gfp);
+			      SDP_MEM_RX, gfp);
 		if (err)
 			return err;
 		c->rx_alloc++;
@@ -304,7 +318,7 @@ int sdp_tx_buf_get(struct sdp_conn *c, struct sdp_tx_slot *s, gfp_t gfp)
 		s->dma = c->tx_keep[c->tx_kept].dma;
 		return 0;
 	}
-	return sdp_map(c, &s->buf, &s->dma, c->snd_size, DMA_TO_DEVICE, gfp);
+	return sdp_map(c, &s->buf, &s->dma, c->snd_size, SDP_MEM_TX, gfp);
 }
 
 /* A completed send slot's buffer: kept for the next message, or freed. */
@@ -315,7 +329,7 @@ void sdp_tx_buf_put(struct sdp_conn *c, struct sdp_tx_slot *s)
 		c->tx_keep[c->tx_kept].dma = s->dma;
 		c->tx_kept++;
 	} else {
-		sdp_unmap(c, s->buf, s->dma, c->snd_size, DMA_TO_DEVICE);
+		sdp_unmap(c, s->buf, s->dma, c->snd_size, SDP_MEM_TX);
 	}
 	s->buf = NULL;
 }
@@ -326,7 +340,7 @@ static int sdp_ctrl_ring_alloc(struct sdp_conn *c)
 	int err;
 
 	err = sdp_map(c, &c->ctrl_buf, &c->ctrl_dma,
-		      SDP_CTRL_SLOTS * SDP_CTRL_MSG_MAX, DMA_TO_DEVICE, GFP_KERNEL);
+		      SDP_CTRL_SLOTS * SDP_CTRL_MSG_MAX, SDP_MEM_KERNEL, GFP_KERNEL);
 	if (err)
 		return err;
 	for (i = 0; i < SDP_CTRL_SLOTS; i++) {
@@ -452,8 +466,25 @@ int sdp_conn_start(struct sdp_conn *c, u32 snd_size, u16 peer_bufs)
 	for (i = 0; i < c->tx_count; i++)
 		c->tx[i].cqe.done = sdp_tx_done;
 	c->started = true;
+	sdp_conn_expand_sndbuf(c);
 	sdp_update_counts(c->ssk);
 	return 0;
+}
+
+/*
+ * SO_SNDBUF not set: the send ring is the send buffer, as TCP's autotuning
+ * sizes its sndbuf to what its window needs, within tcp_wmem[2]. Memory
+ * pressure takes it back (sk_stream_moderate_sndbuf()); it returns after.
+ */
+void sdp_conn_expand_sndbuf(struct sdp_conn *c)
+{
+	struct sock *sk = &c->ssk->sk;
+	u32 ring = min_t(u64, (u64)c->tx_count * c->snd_size,
+			 READ_ONCE(sock_net(sk)->ipv4.sysctl_tcp_wmem[2]));
+
+	if (!(sk->sk_userlocks & SOCK_SNDBUF_LOCK) && !sk_under_memory_pressure(sk) &&
+	    sk->sk_sndbuf < ring)
+		WRITE_ONCE(sk->sk_sndbuf, ring);
 }
 
 /* The bufs our Hello or HelloAck advertises. */
@@ -627,7 +658,10 @@ void sdp_update_counts(struct sdp_sock *ssk)
 			 * announces buffers.
 			 */
 			full = avail && sdp_seq_peer_credits(&c->seq) <= SDP_CTRL_CREDITS;
-			free_slots = c->tx_count - (c->tx_head - c->tx_tail);
+			/* none while SO_SNDBUF's bytes are in flight, or no memory */
+			if (!c->tx_nomem &&
+			    ssk->sk.sk_wmem_queued < READ_ONCE(ssk->sk.sk_sndbuf))
+				free_slots = c->tx_count - (c->tx_head - c->tx_tail);
 			unsent = c->tx_unposted_bytes;
 			unacked = c->tx_queued_bytes;
 		}

@@ -258,6 +258,30 @@ static int sdp_wait_space(struct sdp_sock *ssk, long *timeo)
 }
 
 /*
+ * No memory for a send buffer, and none in flight to give some back: look
+ * again soon, as sk_stream_wait_memory() does for a socket within its
+ * SO_SNDBUF (only the limits on all sockets are in the way).
+ */
+static int sdp_wait_memory(struct sdp_sock *ssk, long *timeo)
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	struct sock *sk = &ssk->sk;
+	long slice = min_t(long, *timeo, HZ / 10), left = slice;
+
+	if (!*timeo)
+		return -EAGAIN;
+	if (signal_pending(current))
+		return sock_intr_errno(*timeo);
+	add_wait_queue(sk_sleep(sk), &wait);
+	sk_wait_event(sk, &left, READ_ONCE(sk->sk_err) ||
+		      (READ_ONCE(sk->sk_shutdown) & SEND_SHUTDOWN), &wait);
+	remove_wait_queue(sk_sleep(sk), &wait);
+	if (*timeo != MAX_SCHEDULE_TIMEOUT)
+		*timeo -= slice - left;
+	return 0;
+}
+
+/*
  * sendto(MSG_FASTOPEN): connect to msg_name, then send, as TCP does without
  * a cookie (SDP has no data in its Hello): blocking, the bytes are sent once
  * connected; non-blocking, EINPROGRESS with none taken. A connected socket
@@ -321,9 +345,12 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 	sdp_flush(ssk);
 	for (;;) {
 		err = sdp_conn_write(ssk, msg, flags, &copied);
-		if (err != -EAGAIN)
+		if (err == -EAGAIN)
+			err = sdp_wait_space(ssk, &timeo);
+		else if (err == -ENOBUFS)
+			err = sdp_wait_memory(ssk, &timeo);
+		else
 			break;
-		err = sdp_wait_space(ssk, &timeo);
 		if (err)
 			goto do_error;
 	}

@@ -121,6 +121,7 @@ struct sdp_conn {
 	struct sdp_tx_slot	*tx;
 	u32			tx_count;	/* slots */
 	u32			tx_kept;	/* slots tx_tail..tx_head hold the others */
+	bool			tx_nomem;	/* no buffer to be had till one comes back */
 	struct sdp_buf		tx_keep[SDP_TX_KEEP_BUFS];
 	u32			snd_size;
 	u32			tx_head;	/* next slot to fill */
@@ -173,6 +174,7 @@ void sdp_defer_data(struct sdp_sock *child);
 /* sdp_conn.c */
 int sdp_conn_create(struct sdp_sock *ssk, struct rdma_cm_id *id, u32 rcv_max);
 int sdp_conn_start(struct sdp_conn *c, u32 snd_size, u16 peer_bufs);
+void sdp_conn_expand_sndbuf(struct sdp_conn *c);
 int sdp_rx_grow(struct sdp_conn *c, u32 n, gfp_t gfp);
 int sdp_tx_buf_get(struct sdp_conn *c, struct sdp_tx_slot *s, gfp_t gfp);
 void sdp_tx_buf_put(struct sdp_conn *c, struct sdp_tx_slot *s);

@@ -266,6 +266,8 @@ void sdp_tx_reap(struct sdp_sock *ssk)
 		s->len = 0;
 		sdp_tx_buf_put(c, s);
 		c->tx_tail++;
+		sk_wmem_queued_add(sk, -(int)c->snd_size);
+		c->tx_nomem = false;
 		freed = true;
 		ssk->tx_stamp = jiffies;
 	}
@@ -287,6 +289,7 @@ void sdp_tx_reap(struct sdp_sock *ssk)
 			return;
 	}
 	if (freed) {
+		sdp_conn_expand_sndbuf(c);
 		sdp_update_counts(ssk);
 		/*
 		 * The free slots must be visible before SOCK_NOSPACE is read:
@@ -428,10 +431,14 @@ void sdp_keepalive_timer(struct timer_list *t)
 
 /*
  * The buffer to copy into: the one being filled, or a free one. NULL when
- * the ring is full (*err 0) or no memory is left (*err -ENOMEM).
+ * no slot is free, SO_SNDBUF's bytes are in flight, or no memory is to be
+ * had while a buffer is in flight, which gives its memory back (*err 0), or
+ * none is (*err -ENOBUFS).
  */
-static struct sdp_tx_slot *sdp_tx_fill_slot(struct sdp_conn *c, gfp_t gfp, int *err)
+static struct sdp_tx_slot *sdp_tx_fill_slot(struct sdp_sock *ssk, gfp_t gfp, int *err)
 {
+	struct sdp_conn *c = ssk->conn;
+	struct sock *sk = &ssk->sk;
 	struct sdp_tx_slot *s;
 
 	*err = 0;
@@ -440,13 +447,22 @@ static struct sdp_tx_slot *sdp_tx_fill_slot(struct sdp_conn *c, gfp_t gfp, int *
 		if (s->len < c->snd_size && !s->oob)
 			return s;
 	}
-	if (c->tx_head - c->tx_tail >= c->tx_count)
+	if (c->tx_head - c->tx_tail >= c->tx_count ||
+	    sk->sk_wmem_queued >= READ_ONCE(sk->sk_sndbuf))
 		return NULL;
 	s = &c->tx[c->tx_head % c->tx_count];
-	*err = sdp_tx_buf_get(c, s, gfp);
-	if (*err)
+	if (sdp_tx_buf_get(c, s, gfp)) {
+		if (c->tx_head == c->tx_tail) {
+			*err = -ENOBUFS;
+			return NULL;
+		}
+		/* writable again once sdp_tx_reap() has a buffer back */
+		c->tx_nomem = true;
+		sdp_update_counts(ssk);
 		return NULL;
+	}
 	c->tx_head++;
+	sk_wmem_queued_add(sk, c->snd_size);
 	s->len = SDP_HDR;
 	s->oob = 0;
 	return s;
@@ -478,8 +494,9 @@ static void sdp_mark_urg(struct sdp_sock *ssk)
 
 /*
  * sendmsg()'s copy: from @msg into the send ring until it is empty (0), no
- * buffer is free (-EAGAIN, what is filled pushed) or copying fails (-EFAULT,
- * -ENOMEM); *copied grows by what was taken. Full buffers go at once, except
+ * buffer is free (-EAGAIN, what is filled pushed), no memory is to be had
+ * with none in flight (-ENOBUFS) or copying fails (-EFAULT); *copied grows
+ * by what was taken. Full buffers go at once, except
  * MSG_OOB's last, which sdp_conn_sent() flags first.
  */
 int sdp_conn_write(struct sdp_sock *ssk, struct msghdr *msg, int flags,
@@ -492,11 +509,12 @@ int sdp_conn_write(struct sdp_sock *ssk, struct msghdr *msg, int flags,
 	while (msg_data_left(msg)) {
 		size_t n, got;
 
-		s = c ? sdp_tx_fill_slot(c, ssk->sk.sk_allocation, &err) : NULL;
+		s = c ? sdp_tx_fill_slot(ssk, ssk->sk.sk_allocation, &err) : NULL;
 		if (err)
 			return err;
 		if (!s) {
 			sdp_tx_push(ssk, false);
+			sdp_update_counts(ssk);
 			return -EAGAIN;
 		}
 		n = min_t(size_t, msg_data_left(msg), c->snd_size - s->len);

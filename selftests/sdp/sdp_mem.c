@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Receive rings are socket memory: each buffer a connection holds is in its
- * socket's sk_rmem_alloc (SO_MEMINFO), in SDP's total (/proc/net/protocols,
- * limited by net.sdp.mem as TCP by tcp_mem) and in its memory cgroup.
- * Closed connections give it all back (a socket destroyed with charges left
- * is a kernel WARNING, which fails the test). Past the hard limit a ring
- * does not grow, the data still flows, and a new connection starts over TCP.
+ * Rings are socket memory: each buffer a connection holds is in SDP's total
+ * (/proc/net/protocols, limited by net.sdp.mem as TCP by tcp_mem) and in
+ * its memory cgroup; receive buffers in the socket's sk_rmem_alloc, send
+ * buffers in flight in its sk_wmem_queued (SO_MEMINFO), 0 once all is sent,
+ * as TCP's. Closed connections give it all back (a socket destroyed with
+ * charges left is a kernel WARNING, which fails the test). Past the hard
+ * limit a receive ring does not grow, a sender keeps to the buffer it has,
+ * the data still flows, and a new connection starts over TCP.
  *
  * The total lags: each CPU keeps up to 1 MiB of charges before adding them
  * (sk_memory_allocated_add()), so it is checked within that.
@@ -66,22 +68,35 @@ static int meminfo(int fd, __u32 m[SK_MEMINFO_VARS])
 	return getsockopt(fd, SOL_SOCKET, SO_MEMINFO, m, &len);
 }
 
-/* The bytes one end has charged (pages' worth), or -1. */
+/*
+ * The bytes one end has charged (pages' worth), or -1: its receive buffers,
+ * its send buffers (in flight, or kept for the next message) and the rest
+ * of its pages.
+ */
 static long held(int fd)
 {
 	__u32 m[SK_MEMINFO_VARS];
+	struct sdp_info info;
 
-	if (meminfo(fd, m))
+	if (meminfo(fd, m) || sdp_info(fd, &info))
 		return -1;
-	return m[SK_MEMINFO_RMEM_ALLOC] + m[SK_MEMINFO_FWD_ALLOC];
+	return m[SK_MEMINFO_RMEM_ALLOC] + (long)info.tx_bufs_held * info.snd_size +
+	       m[SK_MEMINFO_FWD_ALLOC];
 }
 
-/* ... checked: its receive buffers, all of them, and less than a page more. */
+/*
+ * ... checked, once what it sent has completed: its receive buffers, all of
+ * them, nothing queued to send (as TCP's, all acknowledged), and less than a
+ * page more.
+ */
 static long charged(struct __test_metadata *_metadata, int fd)
 {
 	__u32 m[SK_MEMINFO_VARS];
 	struct sdp_info info;
 
+	for (int i = 0; !meminfo(fd, m) && m[SK_MEMINFO_WMEM_QUEUED] && i < 250; i++)
+		usleep(20000);
+	EXPECT_EQ(0, m[SK_MEMINFO_WMEM_QUEUED]);
 	EXPECT_EQ(0, sdp_info(fd, &info));
 	EXPECT_EQ(0, meminfo(fd, m));
 	EXPECT_EQ((long)info.rx_bufs_held * info.rcv_size, m[SK_MEMINFO_RMEM_ALLOC]);
@@ -92,7 +107,8 @@ static long charged(struct __test_metadata *_metadata, int fd)
 /*
  * @STREAM bytes from @a to @b; how many arrived. Rounds: the sender fills
  * until it must wait (it has run out of credits, so the receiver's ring
- * grows), then the reader takes what came.
+ * grows), then the reader takes what came. A sender that waits with all it
+ * sent already read (its one buffer not yet back) waits for room instead.
  */
 static size_t stream(int a, int b)
 {
@@ -105,6 +121,11 @@ static size_t stream(int a, int b)
 		       (n = send(a, buf, sizeof(buf) < STREAM - sent ? sizeof(buf) :
 				 STREAM - sent, MSG_DONTWAIT)) > 0)
 			sent += n;
+		if (sent == got) {
+			if (!(sdp_poll1(a, POLLOUT, 5000) & POLLOUT))
+				break;
+			continue;
+		}
 		n = recv(b, buf, sizeof(buf), 0);
 		if (n <= 0)
 			break;
@@ -145,9 +166,13 @@ static int mem_set(long lo, long press, long hi)
 /* A connection's rings are in its sockets' and SDP's memory, then gone. */
 TEST(rings_are_socket_memory)
 {
+	static char big_buf[256 << 10];
 	long before = sdp_pages(), both, grown;
+	struct timeval tv = { .tv_sec = 10 };
+	__u32 m[SK_MEMINFO_VARS];
 	struct sdp_info info;
 	struct sdp_proof p;
+	ssize_t n;
 	int a, b;
 
 	NEED_RDMA();
@@ -157,7 +182,21 @@ TEST(rings_are_socket_memory)
 	EXPECT_LT(0, both);
 	EXPECT_GE(lag(), labs(before + both / 4096 - sdp_pages()));
 	ASSERT_EQ(0, sdp_proof_begin(&p, a, b));
+	ASSERT_EQ(0, sdp_info(a, &info));
+	/* SO_SNDBUF not set: it reads the send ring, as TCP's its autotuned size */
+	EXPECT_EQ((int)(info.tx_bufs * info.snd_size), sdp_getint(a, SOL_SOCKET, SO_SNDBUF));
 
+	/* more than the peer's credits: what waits for them is queued */
+	n = send(a, big_buf, sizeof(big_buf), MSG_DONTWAIT);
+	ASSERT_LT(0, n);
+	ASSERT_EQ(0, meminfo(a, m));
+	ASSERT_EQ(0, sdp_info(a, &info));
+	EXPECT_LT(0, m[SK_MEMINFO_WMEM_QUEUED]);
+	EXPECT_EQ(0, m[SK_MEMINFO_WMEM_QUEUED] % info.snd_size);
+	EXPECT_GE((long)info.tx_bufs_held * info.snd_size, m[SK_MEMINFO_WMEM_QUEUED]);
+	TH_LOG("queued: %u KiB in a ring of %u", m[SK_MEMINFO_WMEM_QUEUED] >> 10, info.tx_bufs);
+	ASSERT_EQ(0, setsockopt(b, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+	ASSERT_EQ(n, sdp_read_full(b, big_buf, n));
 	ASSERT_EQ(STREAM, stream(a, b));
 	ASSERT_EQ(0, sdp_info(b, &info));
 	/* the sender ran out of credits: the ring grew, and it is charged */
@@ -204,10 +243,15 @@ FIXTURE_TEARDOWN(limit)
 
 TEST_F_TIMEOUT(limit, hard_limit_stops_rings_not_data, 300)
 {
-	int a, b, ba[4], bb[4], n = 0;
+	static char big_buf[1 << 16];
+	int a, b, l, ba[4], bb[4], n = 0;
+	struct timeval tv = { .tv_sec = 10 };
+	struct sockaddr_storage ss;
 	struct sdp_info info;
 	struct sdp_proof p;
 	long fb, big = 0;
+	ssize_t sent, pre;
+	socklen_t len;
 
 	NEED_RDMA();
 	sdp_sysctl_set("buf_size", 65536);
@@ -250,8 +294,47 @@ TEST_F_TIMEOUT(limit, hard_limit_stops_rings_not_data, 300)
 	EXPECT_EQ(2, recv(b, info.ibdev, 2, MSG_WAITALL));
 	close(a);
 	close(b);
-	TH_LOG("%d connections held %ld KiB; past the limit a ring stayed at 4 buffers",
-	       n, big >> 10);
+
+	/*
+	 * The send side: SO_SNDBUF makes a ring of many buffers, but past the
+	 * limit a sender keeps to the one it had (the core forces a charge only
+	 * beyond SO_SNDBUF). It waits for that buffer to come back, writable
+	 * again then.
+	 */
+	ASSERT_EQ(0, mem_set(self->mem[0], self->mem[1], self->mem[2]));
+	a = socket(sdp_family(), SOCK_STREAM, 0);
+	ASSERT_LE(0, a);
+	ASSERT_EQ(0, sdp_setint(a, SOL_SOCKET, SO_SNDBUF, 1 << 20));
+	l = sdp_listener(sdp_family(), SDP_A, 1, &ss, &len);
+	ASSERT_LE(0, l);
+	ASSERT_EQ(0, connect(a, (struct sockaddr *)&ss, len));
+	b = accept(l, NULL, NULL);
+	ASSERT_LE(0, b);
+	close(l);
+	ASSERT_EQ(1, send(a, "w", 1, 0));
+	ASSERT_EQ(1, recv(b, info.ibdev, 1, 0));
+	ASSERT_EQ(0, sdp_info(a, &info));
+	ASSERT_LT(2, info.tx_bufs);
+	ASSERT_EQ(0, mem_set(1, 1, 1));
+	ASSERT_EQ(0, sdp_proof_begin(&p, a, b));
+	for (pre = 0; (sent = send(a, big_buf, sizeof(big_buf), MSG_DONTWAIT)) > 0; pre += sent)
+		;
+	EXPECT_EQ(EAGAIN, errno);
+	ASSERT_EQ(0, sdp_info(a, &info));
+	EXPECT_GE(1, info.tx_bufs_held) TH_LOG("a ring of %u filled %u buffers past the limit",
+					     info.tx_bufs, info.tx_bufs_held);
+	/* (its buffer may wait for credits: the reader's turn) */
+	ASSERT_GE(sizeof(big_buf), pre);
+	ASSERT_EQ(0, setsockopt(b, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+	EXPECT_EQ(pre, sdp_read_full(b, big_buf, pre));
+	EXPECT_NE(0, sdp_poll1(a, POLLOUT, 5000) & POLLOUT);
+	EXPECT_EQ(STREAM, stream(a, b));
+	charged(_metadata, a);
+	SDP_PROVE(&p);
+	close(a);
+	close(b);
+	TH_LOG("%d connections held %ld KiB; past the limit a receive ring stayed at 4 buffers, a send ring of %u at 1",
+	       n, big >> 10, info.tx_bufs);
 	while (n--) {
 		close(ba[n]);
 		close(bb[n]);
