@@ -50,6 +50,8 @@ static const struct {
 	[SDP_FB_PEER_TCP] = { "FallbackPeerTcp", "accepted from a plain TCP client" },
 	[SDP_FB_NO_RDMA_LISTEN] = { "FallbackNoRdmaListen", "could not listen over RDMA" },
 	[SDP_FB_RESOURCES] = { "FallbackResources", "local RDMA resources failed (QP, CQ, memory)" },
+	[SDP_FB_PORT] = { "FallbackPort",
+			  "rdma_cm's other users held every port tried (ss -n, rdma resource show cm_id)" },
 };
 
 static const char *const transports[] = { "pending", "rdma", "tcp" };

@@ -468,7 +468,8 @@ static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int addr_len
 			}
 		}
 		/* (the others are choices made before any attempt) */
-		if ((reason == SDP_FB_NO_DEVICE || reason == SDP_FB_RESOURCES) &&
+		if ((reason == SDP_FB_NO_DEVICE || reason == SDP_FB_RESOURCES ||
+		     reason == SDP_FB_PORT) &&
 		    !sdp_fb_failed(ssk, reason)) {
 			err = -sdp_fb_errno(reason);
 			sdp_set_state(sk, TCP_CLOSE);

@@ -183,7 +183,9 @@ int sdp_cm_connect(struct sdp_sock *ssk, const struct sockaddr_storage *dst)
 	if (!err)
 		err = rdma_resolve_addr(id, NULL, (struct sockaddr *)&ssk->daddr,
 					SDP_RESOLVE_TIMEOUT_MS);
-	if (err == -EADDRINUSE || err == -EADDRNOTAVAIL || err == -ENOMEM)
+	if (err == -EADDRINUSE || err == -EADDRNOTAVAIL)
+		return SDP_FB_PORT;
+	if (err == -ENOMEM)
 		return SDP_FB_RESOURCES;
 	if (err)
 		return SDP_FB_NO_DEVICE;

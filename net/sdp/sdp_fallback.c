@@ -646,6 +646,8 @@ int sdp_fb_errno(int reason)
 		return ECONNREFUSED;
 	case SDP_FB_TIMEOUT:
 		return ETIMEDOUT;
+	case SDP_FB_PORT:
+		return EADDRNOTAVAIL;
 	default:
 		return ENOMEM;
 	}
@@ -662,7 +664,7 @@ bool sdp_fb_failed(struct sdp_sock *ssk, int reason)
 	SDP_INC_STATS(net, SDP_MIB_CONNECT_FAILED);
 	if (!sdp_fb_allowed(ssk))
 		return false;
-	if (reason != SDP_FB_RESOURCES)
+	if (reason != SDP_FB_RESOURCES && reason != SDP_FB_PORT)
 		sdp_ncache_add(net, &ssk->fb_addr, reason);
 	return true;
 }

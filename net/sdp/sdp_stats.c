@@ -59,6 +59,7 @@ static const char * const sdp_mib_names[SDP_MIB_MAX] = {
 	[SDP_MIB_FALLBACK + SDP_FB_PEER_TCP]	= "FallbackPeerTcp",
 	[SDP_MIB_FALLBACK + SDP_FB_NO_RDMA_LISTEN] = "FallbackNoRdmaListen",
 	[SDP_MIB_FALLBACK + SDP_FB_RESOURCES]	= "FallbackResources",
+	[SDP_MIB_FALLBACK + SDP_FB_PORT]	= "FallbackPort",
 };
 
 /* A counter's name in /proc/net/sdp_stats (for the tracepoints). */

@@ -382,7 +382,7 @@ static void *work(void *arg)
 /* What sends a connection to TCP, or refuses it: reported when one went. */
 static const char *const why_names[] = {
 	"FallbackNoDevice", "FallbackNoRoute", "FallbackRejected", "FallbackTimeout",
-	"FallbackVersion", "FallbackResources", "RejectSent", "BacklogBusy",
+	"FallbackVersion", "FallbackResources", "FallbackPort", "RejectSent", "BacklogBusy",
 	"SynTimeout",
 };
 #define SDP_WHY (sizeof(why_names) / sizeof(why_names[0]))

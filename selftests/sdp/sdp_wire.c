@@ -1376,12 +1376,12 @@ TEST(connect_refused_rdma_only_too_few_bufs)
  * A connect from a port that another rdma_cm user holds (here an id bound
  * by this process, in rdma_cm's TCP port space only) cannot go over RDMA:
  * our own lack, not the destination's. It falls back with
- * FallbackResources, and the negative cache does not learn the
+ * FallbackPort, and the negative cache does not learn the
  * destination: the next connect, from another port, goes over RDMA.
  */
 TEST(connect_from_a_port_rdma_cm_holds_is_not_cached)
 {
-	long long res = sdp_stat("FallbackResources"), nodev = sdp_stat("FallbackNoDevice");
+	long long res = sdp_stat("FallbackPort"), nodev = sdp_stat("FallbackNoDevice");
 	struct sockaddr_storage addr, src;
 	struct rdma_event_channel *ec;
 	socklen_t alen, slen;
@@ -1408,8 +1408,8 @@ TEST(connect_from_a_port_rdma_cm_holds_is_not_cached)
 	a = accept(l, NULL, NULL);
 	ASSERT_LE(0, a);
 	EXPECT_EQ(SDP_TRANSPORT_TCP, sdp_transport(c));
-	EXPECT_EQ(SDP_FB_RESOURCES, sdp_getint(c, SOL_SDP, SDP_FALLBACK_REASON));
-	EXPECT_EQ(res + 1, sdp_stat("FallbackResources"));
+	EXPECT_EQ(SDP_FB_PORT, sdp_getint(c, SOL_SDP, SDP_FALLBACK_REASON));
+	EXPECT_EQ(res + 1, sdp_stat("FallbackPort"));
 	EXPECT_EQ(nodev, sdp_stat("FallbackNoDevice"));
 	ASSERT_EQ(1, send(c, "x", 1, 0));
 	ASSERT_EQ(1, recv(a, &b, 1, 0));
@@ -1437,12 +1437,14 @@ TEST(connect_from_a_port_rdma_cm_holds_is_not_cached)
  * The same without bind(): rdma_cm has the port TCP gave us, and says
  * EADDRNOTAVAIL since our binding is a wildcard. The connect tries
  * another port; with none left (the range is that one port) it falls back
- * uncached, and once the port is free the same destination is RDMA.
+ * uncached, or with net.sdp.rdma_only fails as TCP's connect() without a
+ * port: EADDRNOTAVAIL. Once the port is free the same destination is RDMA.
  */
 #define PORT_RANGE	"/proc/sys/net/ipv4/ip_local_port_range"
 
 FIXTURE(port_range) {
 	char saved[64];
+	int rdma_only;
 	struct rdma_cm_id *held;
 };
 
@@ -1453,19 +1455,21 @@ FIXTURE_SETUP(port_range)
 	ASSERT_NE(NULL, f);
 	ASSERT_NE(NULL, fgets(self->saved, sizeof(self->saved), f));
 	fclose(f);
+	self->rdma_only = sdp_sysctl("rdma_only");
 	self->held = NULL;
 }
 
 FIXTURE_TEARDOWN(port_range)
 {
 	EXPECT_EQ(0, sdp_write_file(PORT_RANGE, self->saved));
+	sdp_sysctl_set("rdma_only", self->rdma_only);
 	if (self->held)
 		rdma_destroy_id(self->held);
 }
 
 TEST_F(port_range, rdma_cm_holds_the_only_ephemeral_port)
 {
-	long long res = sdp_stat("FallbackResources"), nodev = sdp_stat("FallbackNoDevice");
+	long long res = sdp_stat("FallbackPort"), nodev = sdp_stat("FallbackNoDevice");
 	struct sockaddr_in any = { .sin_family = AF_INET };
 	struct linger abort = { .l_onoff = 1 };
 	socklen_t alen, len = sizeof(any);
@@ -1491,8 +1495,8 @@ TEST_F(port_range, rdma_cm_holds_the_only_ephemeral_port)
 	a = accept(l, NULL, NULL);
 	ASSERT_LE(0, a);
 	EXPECT_EQ(SDP_TRANSPORT_TCP, sdp_transport(c));
-	EXPECT_EQ(SDP_FB_RESOURCES, sdp_getint(c, SOL_SDP, SDP_FALLBACK_REASON));
-	EXPECT_EQ(res + 1, sdp_stat("FallbackResources"));
+	EXPECT_EQ(SDP_FB_PORT, sdp_getint(c, SOL_SDP, SDP_FALLBACK_REASON));
+	EXPECT_EQ(res + 1, sdp_stat("FallbackPort"));
 	EXPECT_EQ(nodev, sdp_stat("FallbackNoDevice"));
 	ASSERT_EQ(1, send(c, "x", 1, 0));
 	ASSERT_EQ(1, recv(a, &b, 1, 0));
@@ -1500,6 +1504,14 @@ TEST_F(port_range, rdma_cm_holds_the_only_ephemeral_port)
 	ASSERT_EQ(0, setsockopt(c, SOL_SOCKET, SO_LINGER, &abort, sizeof(abort)));
 	close(c);
 	close(a);
+
+	sdp_sysctl_set("rdma_only", 1);
+	c = socket(sdp_family(), SOCK_STREAM, 0);
+	ASSERT_LE(0, c);
+	EXPECT_EQ(-1, connect(c, (struct sockaddr *)&addr, alen));
+	EXPECT_EQ(EADDRNOTAVAIL, errno);
+	close(c);
+	sdp_sysctl_set("rdma_only", self->rdma_only);
 
 	rdma_destroy_id(self->held);
 	self->held = NULL;

@@ -103,6 +103,7 @@ enum sdp_fallback_reason {
 	SDP_FB_PEER_TCP,	/* accepted from a plain TCP client */
 	SDP_FB_NO_RDMA_LISTEN,	/* a listener that could not listen over RDMA */
 	SDP_FB_RESOURCES,	/* local RDMA resources failed (QP, CQ, memory) */
+	SDP_FB_PORT,		/* rdma_cm's other users hold the ports TCP gave */
 	SDP_FB_MAX
 };
 
