@@ -62,27 +62,6 @@ static int sdp_via_tcp(struct __test_metadata *_metadata,
 	return 0;
 }
 
-/* Connect to @ss, served by @l: over RDMA, a byte across, the proof. */
-static void rdma_byte(struct __test_metadata *_metadata, int l,
-		      const struct sockaddr_storage *ss, socklen_t len)
-{
-	int c = sdp_connect(sdp_family(), ss, len), a;
-	struct sdp_proof pr;
-	char b;
-
-	ASSERT_LE(0, c) TH_LOG("connect: %s", strerror(errno));
-	a = accept(l, NULL, NULL);
-	ASSERT_LE(0, a);
-	EXPECT_EQ(SDP_TRANSPORT_RDMA, sdp_transport(c))
-		TH_LOG("fallback reason %d", fb_reason(c));
-	ASSERT_EQ(0, sdp_proof_begin(&pr, c, a));
-	EXPECT_EQ(1, send(c, "r", 1, 0));
-	EXPECT_EQ(1, recv(a, &b, 1, MSG_WAITALL));
-	SDP_PROVE(&pr);
-	close(a);
-	close(c);
-}
-
 TEST(tcponly_host_then_cached)
 {
 	long long nodev = sdp_stat("FallbackNoDevice"), cached = sdp_stat("FallbackCached");
@@ -393,7 +372,7 @@ TEST(refused_port_then_listens_over_rdma)
 	EXPECT_EQ(ECONNREFUSED, errno);
 	EXPECT_EQ(refused + 1, sdp_stat("FallbackRejected"));
 	ASSERT_EQ(0, listen(l, 4));
-	rdma_byte(_metadata, l, &ss, len);
+	sdp_rdma_byte(_metadata, l, &ss, len);
 	close(l);
 }
 
@@ -427,7 +406,7 @@ TEST(tcp_port_then_sdp_listener_over_rdma)
 	ASSERT_EQ(0, sdp_setint(l, SOL_SOCKET, SO_REUSEADDR, 1));
 	ASSERT_EQ(0, bind(l, (struct sockaddr *)&any, alen));
 	ASSERT_EQ(0, listen(l, 4));
-	rdma_byte(_metadata, l, &ss, len);
+	sdp_rdma_byte(_metadata, l, &ss, len);
 	close(l);
 }
 
@@ -462,7 +441,7 @@ TEST(server_short_of_memory_is_not_cached)
 	close(a);
 	close(c);
 
-	rdma_byte(_metadata, l, &ss, len);
+	sdp_rdma_byte(_metadata, l, &ss, len);
 	close(l);
 }
 

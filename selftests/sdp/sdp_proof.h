@@ -317,6 +317,30 @@ static inline int sdp_proof_begin(struct sdp_proof *p, int a, int b)
 #define SDP_ORACLE_VARIANT(f, name) FIXTURE_VARIANT_ADD(f, name)
 #endif
 
+/*
+ * Connect to @ss, served by listener @l: over RDMA (a destination the
+ * negative cache must not hold), a byte across, the proof.
+ */
+static inline void sdp_rdma_byte(struct __test_metadata *_metadata, int l,
+				 const struct sockaddr_storage *ss, socklen_t len)
+{
+	int c = sdp_connect(sdp_family(), ss, len), a;
+	struct sdp_proof pr;
+	char b;
+
+	ASSERT_LE(0, c) TH_LOG("connect: %s", strerror(errno));
+	a = accept(l, NULL, NULL);
+	ASSERT_LE(0, a);
+	EXPECT_EQ(SDP_TRANSPORT_RDMA, sdp_transport(c))
+		TH_LOG("fallback reason %d", sdp_getint(c, SOL_SDP, SDP_FALLBACK_REASON));
+	ASSERT_EQ(0, sdp_proof_begin(&pr, c, a));
+	EXPECT_EQ(1, send(c, "r", 1, 0));
+	EXPECT_EQ(1, recv(a, &b, 1, MSG_WAITALL));
+	SDP_PROVE(&pr);
+	close(a);
+	close(c);
+}
+
 /* The AF_INET oracle: nothing to prove but its family. */
 #define SDP_PROVE_TCP(fd) do {						\
 	int _d = sdp_getint(fd, SOL_SOCKET, SO_DOMAIN);			\

@@ -1386,7 +1386,6 @@ TEST(connect_from_a_port_rdma_cm_holds_is_not_cached)
 	struct rdma_event_channel *ec;
 	socklen_t alen, slen;
 	struct rdma_cm_id *id;
-	struct sdp_proof p;
 	int l, c, a, t;
 	char b;
 
@@ -1416,18 +1415,7 @@ TEST(connect_from_a_port_rdma_cm_holds_is_not_cached)
 	close(c);
 	close(a);
 
-	c = sdp_connect(sdp_family(), &addr, alen);
-	ASSERT_LE(0, c);
-	a = accept(l, NULL, NULL);
-	ASSERT_LE(0, a);
-	EXPECT_EQ(SDP_TRANSPORT_RDMA, sdp_transport(c)) TH_LOG("cached: %d",
-		sdp_getint(c, SOL_SDP, SDP_FALLBACK_REASON));
-	ASSERT_EQ(0, sdp_proof_begin(&p, c, a));
-	ASSERT_EQ(1, send(c, "y", 1, 0));
-	ASSERT_EQ(1, recv(a, &b, 1, 0));
-	SDP_PROVE(&p);
-	close(c);
-	close(a);
+	sdp_rdma_byte(_metadata, l, &addr, alen);
 	rdma_destroy_id(id);
 	rdma_destroy_event_channel(ec);
 	close(l);
@@ -1474,7 +1462,6 @@ TEST_F(port_range, rdma_cm_holds_the_only_ephemeral_port)
 	struct linger abort = { .l_onoff = 1 };
 	socklen_t alen, len = sizeof(any);
 	struct sockaddr_storage addr;
-	struct sdp_proof p;
 	char range[32], b;
 	int l, c, a, t;
 
@@ -1515,18 +1502,7 @@ TEST_F(port_range, rdma_cm_holds_the_only_ephemeral_port)
 
 	rdma_destroy_id(self->held);
 	self->held = NULL;
-	c = sdp_connect(sdp_family(), &addr, alen);
-	ASSERT_LE(0, c);
-	a = accept(l, NULL, NULL);
-	ASSERT_LE(0, a);
-	EXPECT_EQ(SDP_TRANSPORT_RDMA, sdp_transport(c)) TH_LOG("cached: %d",
-		sdp_getint(c, SOL_SDP, SDP_FALLBACK_REASON));
-	ASSERT_EQ(0, sdp_proof_begin(&p, c, a));
-	ASSERT_EQ(1, send(c, "y", 1, 0));
-	ASSERT_EQ(1, recv(a, &b, 1, 0));
-	SDP_PROVE(&p);
-	close(c);
-	close(a);
+	sdp_rdma_byte(_metadata, l, &addr, alen);
 	close(l);
 }
 
