@@ -105,6 +105,11 @@ void sdp_mem_exit(void)
 /* How a buffer is charged: to the socket (receive or send), or the cgroup. */
 enum sdp_mem { SDP_MEM_RX, SDP_MEM_TX, SDP_MEM_KERNEL };
 
+static enum dma_data_direction sdp_mem_dir(enum sdp_mem mem)
+{
+	return mem == SDP_MEM_RX ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
+}
+
 static bool sdp_mem_charge(struct sock *sk, u32 size, enum sdp_mem mem)
 {
 	if (mem == SDP_MEM_KERNEL)
@@ -130,7 +135,6 @@ static void sdp_mem_uncharge(struct sock *sk, u32 size, enum sdp_mem mem)
 static int sdp_map(struct sdp_conn *c, void **buf, u64 *dma, u32 size,
 		   enum sdp_mem mem, gfp_t gfp)
 {
-	enum dma_data_direction dir = mem == SDP_MEM_RX ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
 	struct ib_device *dev = c->sdev->ibdev;
 	struct sock *sk = &c->ssk->sk;
 
@@ -138,7 +142,7 @@ static int sdp_map(struct sdp_conn *c, void **buf, u64 *dma, u32 size,
 		return -ENOMEM;
 	*buf = kmalloc(size, mem == SDP_MEM_KERNEL ? gfp | __GFP_ACCOUNT : gfp);
 	if (*buf) {
-		*dma = ib_dma_map_single(dev, *buf, size, dir);
+		*dma = ib_dma_map_single(dev, *buf, size, sdp_mem_dir(mem));
 		if (!ib_dma_mapping_error(dev, *dma))
 			return 0;
 		kfree(*buf);
@@ -153,8 +157,7 @@ static void sdp_unmap(struct sdp_conn *c, void *buf, u64 dma, u32 size,
 {
 	if (!buf)
 		return;
-	ib_dma_unmap_single(c->sdev->ibdev, dma, size,
-			    mem == SDP_MEM_RX ? DMA_FROM_DEVICE : DMA_TO_DEVICE);
+	ib_dma_unmap_single(c->sdev->ibdev, dma, size, sdp_mem_dir(mem));
 	kfree(buf);
 	sdp_mem_uncharge(&c->ssk->sk, size, mem);
 }
@@ -659,8 +662,7 @@ void sdp_update_counts(struct sdp_sock *ssk)
 			 */
 			full = avail && sdp_seq_peer_credits(&c->seq) <= SDP_CTRL_CREDITS;
 			/* none while SO_SNDBUF's bytes are in flight, or no memory */
-			if (!c->tx_nomem &&
-			    ssk->sk.sk_wmem_queued < READ_ONCE(ssk->sk.sk_sndbuf))
+			if (!c->tx_nomem && sk_stream_memory_free(&ssk->sk))
 				free_slots = c->tx_count - (c->tx_head - c->tx_tail);
 			unsent = c->tx_unposted_bytes;
 			unacked = c->tx_queued_bytes;

@@ -447,8 +447,7 @@ static struct sdp_tx_slot *sdp_tx_fill_slot(struct sdp_sock *ssk, gfp_t gfp, int
 		if (s->len < c->snd_size && !s->oob)
 			return s;
 	}
-	if (c->tx_head - c->tx_tail >= c->tx_count ||
-	    sk->sk_wmem_queued >= READ_ONCE(sk->sk_sndbuf))
+	if (c->tx_head - c->tx_tail >= c->tx_count || !sk_stream_memory_free(sk))
 		return NULL;
 	s = &c->tx[c->tx_head % c->tx_count];
 	if (sdp_tx_buf_get(c, s, gfp)) {
@@ -496,8 +495,8 @@ static void sdp_mark_urg(struct sdp_sock *ssk)
  * sendmsg()'s copy: from @msg into the send ring until it is empty (0), no
  * buffer is free (-EAGAIN, what is filled pushed), no memory is to be had
  * with none in flight (-ENOBUFS) or copying fails (-EFAULT); *copied grows
- * by what was taken. Full buffers go at once, except
- * MSG_OOB's last, which sdp_conn_sent() flags first.
+ * by what was taken. Full buffers go at once, except MSG_OOB's last, which
+ * sdp_conn_sent() flags first.
  */
 int sdp_conn_write(struct sdp_sock *ssk, struct msghdr *msg, int flags,
 		   size_t *copied)
