@@ -171,7 +171,8 @@ static void sdp_rings_free(struct sdp_conn *c)
 	/* what was in flight is not queued any more */
 	sk_wmem_queued_add(&c->ssk->sk, -(int)((c->tx_head - c->tx_tail) * c->snd_size));
 	for (i = 0; c->tx && i < c->tx_count; i++)
-		sdp_unmap(c, c->tx[i].buf, c->tx[i].dma, c->snd_size, SDP_MEM_TX);
+		sdp_unmap(c, c->tx[i].buf, c->tx[i].dma, c->snd_size,
+			  c->tx[i].kmem ? SDP_MEM_KERNEL : SDP_MEM_TX);
 	for (i = 0; i < c->tx_kept; i++)
 		sdp_unmap(c, c->tx_keep[i].buf, c->tx_keep[i].dma, c->snd_size,
 			  SDP_MEM_TX);
@@ -311,23 +312,36 @@ static int sdp_rx_ring_alloc(struct sdp_conn *c)
 /*
  * A buffer for a send slot about to be filled (process context), with the
  * socket's sk_allocation: a block driver's GFP_NOIO must not recurse into
- * its own I/O.
+ * its own I/O. With @force, a buffer the socket's limits refuse is taken
+ * as kernel memory of the cgroup: a socket with nothing in flight must not
+ * wait for memory only others can free, as TCP forces its first skb
+ * (sk_forced_mem_schedule(), whose cgroup charge is not exported).
  */
-int sdp_tx_buf_get(struct sdp_conn *c, struct sdp_tx_slot *s, gfp_t gfp)
+int sdp_tx_buf_get(struct sdp_conn *c, struct sdp_tx_slot *s, gfp_t gfp, bool force)
 {
+	int err;
+
+	s->kmem = false;
 	if (c->tx_kept) {
 		c->tx_kept--;
 		s->buf = c->tx_keep[c->tx_kept].buf;
 		s->dma = c->tx_keep[c->tx_kept].dma;
 		return 0;
 	}
-	return sdp_map(c, &s->buf, &s->dma, c->snd_size, SDP_MEM_TX, gfp);
+	err = sdp_map(c, &s->buf, &s->dma, c->snd_size, SDP_MEM_TX, gfp);
+	if (err && force) {
+		err = sdp_map(c, &s->buf, &s->dma, c->snd_size, SDP_MEM_KERNEL, gfp);
+		s->kmem = !err;
+	}
+	return err;
 }
 
 /* A completed send slot's buffer: kept for the next message, or freed. */
 void sdp_tx_buf_put(struct sdp_conn *c, struct sdp_tx_slot *s)
 {
-	if (c->tx_kept < SDP_TX_KEEP_BUFS) {
+	if (s->kmem) {
+		sdp_unmap(c, s->buf, s->dma, c->snd_size, SDP_MEM_KERNEL);
+	} else if (c->tx_kept < SDP_TX_KEEP_BUFS) {
 		c->tx_keep[c->tx_kept].buf = s->buf;
 		c->tx_keep[c->tx_kept].dma = s->dma;
 		c->tx_kept++;

@@ -80,6 +80,7 @@ struct sdp_tx_slot {
 	u8			oob;		/* SDP_OOB_PRES: ends in the urgent byte */
 	bool			done;
 	bool			ctrl;		/* from the control ring */
+	bool			kmem;		/* forced: kernel memory, not the socket's */
 	u64			stamp;		/* ns: posted at; once done, it took */
 };
 
@@ -176,7 +177,7 @@ int sdp_conn_create(struct sdp_sock *ssk, struct rdma_cm_id *id, u32 rcv_max);
 int sdp_conn_start(struct sdp_conn *c, u32 snd_size, u16 peer_bufs);
 void sdp_conn_expand_sndbuf(struct sdp_conn *c);
 int sdp_rx_grow(struct sdp_conn *c, u32 n, gfp_t gfp);
-int sdp_tx_buf_get(struct sdp_conn *c, struct sdp_tx_slot *s, gfp_t gfp);
+int sdp_tx_buf_get(struct sdp_conn *c, struct sdp_tx_slot *s, gfp_t gfp, bool force);
 void sdp_tx_buf_put(struct sdp_conn *c, struct sdp_tx_slot *s);
 u16 sdp_conn_hello_bufs(struct sdp_conn *c);
 int sdp_conn_rts(struct sdp_conn *c);

@@ -431,9 +431,10 @@ void sdp_keepalive_timer(struct timer_list *t)
 
 /*
  * The buffer to copy into: the one being filled, or a free one. NULL when
- * no slot is free, SO_SNDBUF's bytes are in flight, or no memory is to be
- * had while a buffer is in flight, which gives its memory back (*err 0), or
- * none is (*err -ENOBUFS).
+ * no slot is free, SO_SNDBUF's bytes are in flight, or the socket's limits
+ * refuse a buffer while one is in flight, which gives its memory back
+ * (*err 0). With none in flight the buffer is forced; NULL and -ENOBUFS
+ * only when even that fails.
  */
 static struct sdp_tx_slot *sdp_tx_fill_slot(struct sdp_sock *ssk, gfp_t gfp, int *err)
 {
@@ -450,7 +451,7 @@ static struct sdp_tx_slot *sdp_tx_fill_slot(struct sdp_sock *ssk, gfp_t gfp, int
 	if (c->tx_head - c->tx_tail >= c->tx_count || !sk_stream_memory_free(sk))
 		return NULL;
 	s = &c->tx[c->tx_head % c->tx_count];
-	if (sdp_tx_buf_get(c, s, gfp)) {
+	if (sdp_tx_buf_get(c, s, gfp, c->tx_head == c->tx_tail)) {
 		if (c->tx_head == c->tx_tail) {
 			*err = -ENOBUFS;
 			return NULL;
