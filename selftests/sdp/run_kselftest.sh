@@ -25,6 +25,8 @@ timeout_s=$(sed -n 's/^timeout=//p' settings)
 case $(uname -r) in
 *-sdp-debug) timeout_s=$((timeout_s * 4)) ;;
 esac
+# scripts/check-guest's self-test sets its own
+timeout_s=${SDP_PROGRAM_TIMEOUT:-${timeout_s:-300}}
 if [ $# -gt 0 ]; then
 	tests=("$@")
 else
@@ -96,6 +98,38 @@ tally()
 	}'
 }
 
+# Runs one program under the timeout, in a session of its own, its output
+# into $2 and onto ours as it comes. The session is killed after: the C
+# harness runs each case in a process group of its own, which timeout's
+# signal does not reach, and what is left must neither hold our output nor
+# live on into the next program. Returns the program's status, and sets
+# stuck to what SIGKILL could not end: tasks stuck in the kernel.
+run_one() # run_one PROGRAM OUTFILE
+{
+	local sidf=$2.sid sid pid rc i
+	setsid -w sh -c 'echo $$ >"$1"; shift; exec "$@"' sh "$sidf" \
+		timeout -k 10 "$timeout_s" "./$1" \
+		</dev/null >"$2" 2>&1 &
+	pid=$!
+	tail -n +1 -f --pid=$pid "$2" | sed 's/^/# /'
+	wait $pid
+	rc=$?
+	stuck=
+	sid=$(cat "$sidf" 2>/dev/null)
+	rm -f "$sidf"
+	[ -n "$sid" ] || return $rc
+	pkill -KILL -s "$sid"
+	for i in $(seq 50); do
+		stuck=$(pgrep -s "$sid") || return $rc
+		sleep 0.2
+	done
+	for pid in $stuck; do
+		echo "# stuck after SIGKILL: $pid $(cat /proc/$pid/comm 2>/dev/null)"
+		sed 's/^/#   /' /proc/$pid/stack 2>/dev/null
+	done
+	return $rc
+}
+
 sum_pass=0 sum_fail=0 sum_skip=0 sum_rdma=0 sum_fb=0 sum_tcp=0 sum_local=0
 skips=()
 failures=()
@@ -107,8 +141,8 @@ for t in "${tests[@]}"; do
 	echo "# selftests: sdp: $t"
 	out=$(mktemp)
 	mark=$(sdp_kmsg_mark "$t")
-	timeout -k 10 "${timeout_s:-300}" "./$t" 2>&1 | tee "$out" | sed 's/^/# /'
-	rc=${PIPESTATUS[0]}
+	run_one "$t" "$out"
+	rc=$?
 	{
 		read -r p f s r fb tc lo
 		while read -r kind rest; do
@@ -120,6 +154,11 @@ for t in "${tests[@]}"; do
 	} < <(tally <"$out")
 	rm -f "$out"
 	why=
+	if [ -n "$stuck" ]; then
+		f=$((f + 1))
+		why="stuck in the kernel"
+		failures+=("$t: tasks $stuck still there after SIGKILL")
+	fi
 	# A crash, a timeout or an exit status the results do not explain.
 	if [ "$rc" -ne 0 ] && [ "$rc" -ne "$KSFT_SKIP" ] && [ "$f" -eq 0 ]; then
 		f=$((f + 1))
