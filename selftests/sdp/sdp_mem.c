@@ -21,7 +21,6 @@
 #include "kselftest_harness.h"
 #include "sdp_proof.h"
 
-#define MEM_SYSCTL	"/proc/sys/net/sdp/mem"
 #define STREAM		(8 << 20)
 #define PCPU_PAGES	256
 
@@ -136,27 +135,6 @@ static size_t stream(int a, int b)
 	return got;
 }
 
-static void mem_get(long v[3])
-{
-	FILE *f = fopen(MEM_SYSCTL, "r");
-
-	if (!f || fscanf(f, "%ld %ld %ld", &v[0], &v[1], &v[2]) != 3)
-		v[0] = v[1] = v[2] = -1;
-	if (f)
-		fclose(f);
-}
-
-static int mem_set(long lo, long press, long hi)
-{
-	FILE *f = fopen(MEM_SYSCTL, "w");
-	int ok;
-
-	if (!f)
-		return -1;
-	ok = fprintf(f, "%ld %ld %ld\n", lo, press, hi) > 0;
-	return fclose(f) == 0 && ok ? 0 : -1;
-}
-
 /* Rings for RDMA connections only: a fallback run has none to count. */
 #define NEED_RDMA() do {						\
 	if (sdp_expected_transport() != SDP_TRANSPORT_RDMA)		\
@@ -238,7 +216,7 @@ FIXTURE(limit) {
 
 FIXTURE_SETUP(limit)
 {
-	mem_get(self->mem);
+	sdp_mem_get(self->mem);
 	ASSERT_LE(0, self->mem[0]);
 	self->buf_size = sdp_sysctl("buf_size");
 	self->rx_bufs = sdp_sysctl("rx_bufs");
@@ -247,7 +225,7 @@ FIXTURE_SETUP(limit)
 /* The limits back, whatever the test did. */
 FIXTURE_TEARDOWN(limit)
 {
-	mem_set(self->mem[0], self->mem[1], self->mem[2]);
+	sdp_mem_set(self->mem[0], self->mem[1], self->mem[2]);
 	sdp_sysctl_set("buf_size", self->buf_size);
 	sdp_sysctl_set("rx_bufs", self->rx_bufs);
 }
@@ -278,7 +256,7 @@ TEST_F_TIMEOUT(limit, hard_limit_stops_rings_not_data, 300)
 	ASSERT_LT((lag() + 2) * 4096, big) TH_LOG("%d connections hold %ld KiB", n, big >> 10);
 	ASSERT_LT(1, sdp_pages());
 
-	ASSERT_EQ(0, mem_set(1, 1 << 20, 1 << 20));
+	ASSERT_EQ(0, sdp_mem_set(1, 1 << 20, 1 << 20));
 	ASSERT_EQ(0, sdp_pair(sdp_family(), SDP_A, &a, &b));
 	EXPECT_EQ(STREAM, stream(a, b));
 	ASSERT_EQ(0, sdp_info(b, &info));
@@ -287,7 +265,7 @@ TEST_F_TIMEOUT(limit, hard_limit_stops_rings_not_data, 300)
 	close(b);
 
 	ASSERT_EQ(0, sdp_pair(sdp_family(), SDP_A, &a, &b));
-	ASSERT_EQ(0, mem_set(1, 1, 1));
+	ASSERT_EQ(0, sdp_mem_set(1, 1, 1));
 	ASSERT_EQ(0, sdp_proof_begin(&p, a, b));
 	EXPECT_EQ(STREAM, stream(a, b));
 	ASSERT_EQ(0, sdp_info(b, &info));
@@ -312,7 +290,7 @@ TEST_F_TIMEOUT(limit, hard_limit_stops_rings_not_data, 300)
 	 * SO_SNDBUF; we force the one). It waits for that buffer to come
 	 * back, writable again then.
 	 */
-	ASSERT_EQ(0, mem_set(self->mem[0], self->mem[1], self->mem[2]));
+	ASSERT_EQ(0, sdp_mem_set(self->mem[0], self->mem[1], self->mem[2]));
 	a = socket(sdp_family(), SOCK_STREAM, 0);
 	ASSERT_LE(0, a);
 	ASSERT_EQ(0, sdp_setint(a, SOL_SOCKET, SO_SNDBUF, 1 << 20));
@@ -325,7 +303,7 @@ TEST_F_TIMEOUT(limit, hard_limit_stops_rings_not_data, 300)
 	ASSERT_EQ(0, sdp_info(a, &info));
 	ASSERT_LT(2, info.tx_bufs);
 	ASSERT_EQ(0, info.tx_bufs_held);
-	ASSERT_EQ(0, mem_set(1, 1, 1));
+	ASSERT_EQ(0, sdp_mem_set(1, 1, 1));
 	ASSERT_EQ(0, sdp_proof_begin(&p, a, b));
 	/* its first buffer is had all the same, as TCP forces its first skb */
 	EXPECT_EQ(1, send(a, "w", 1, MSG_DONTWAIT)) TH_LOG("%s", strerror(errno));

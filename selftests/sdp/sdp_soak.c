@@ -9,6 +9,8 @@
  *   churn: connect, a byte and its count back, close, 200 times in a row;
  *   close_races: both ends closed at once, 300 times;
  *   many_at_once: 1000 connections open together, 64 KiB checked on each;
+ *   idle: SDP_IDLE connections (10000 unset) open and idle together, then
+ *   a byte each way on each;
  *   random_lives: workers at once for SDP_SOAK_SECS (30 s unset, 0 skips), each
  *   connection with a random size and a random end: shutdown and the
  *   peer's count, close without reading, abort mid-stream (SO_LINGER 0),
@@ -25,7 +27,7 @@
 #include "kselftest_harness.h"
 #include "sdp_proof.h"
 #include "sdp_gen.h"
-#include "../../userspace/sdp_diag.h"
+#include "sdp_baseline.h"
 
 enum { END_SHUTDOWN, END_CLOSE, END_ABORT, END_FORK, END_KINDS };
 static const char *const end_names[END_KINDS] = { "shutdown", "close", "abort", "fork" };
@@ -50,94 +52,6 @@ struct soak {
 	atomic_int ends[END_KINDS], client_err, transport_err;
 	atomic_ullong bytes;
 };
-
-/* Objects of one kind (an RDMA_NLDEV_CMD_RES_*_GET) over every device. */
-struct nl_count {
-	int n, index[8];
-};
-
-static void count_dev(void *arg, int type, unsigned int v, const char *s)
-{
-	struct nl_count *c = arg;
-
-	if (type == RDMA_NLDEV_ATTR_DEV_INDEX && c->n < 8)
-		c->index[c->n++] = v;
-}
-
-static void count_msg(void *arg, int type, unsigned int v, const char *s)
-{
-	if (type == -1)
-		(*(int *)arg)++;
-}
-
-static int rdma_objects(int op)
-{
-	struct nl_count devs = {};
-	int i, n = 0;
-
-	if (sdp_rdmanl(RDMA_NLDEV_CMD_GET, true, NULL, 0, count_dev, &devs))
-		return -1;
-	for (i = 0; i < devs.n; i++) {
-		char attrs[16];
-
-		sdp_nla_u32(attrs, RDMA_NLDEV_ATTR_DEV_INDEX, devs.index[i]);
-		if (sdp_rdmanl(op, true, attrs, NLA_HDRLEN + 4, count_msg, &n))
-			return -1;
-	}
-	return n;
-}
-
-/* SDP sockets in this namespace, by sock_diag. */
-static int sdp_sockets(void)
-{
-	static char buf[65536];
-	struct sdp_diag_req req = { .sdiag_states = ~0u };
-	int fd = sdp_diag_open(&req), n = 0, len;
-
-	if (fd < 0)
-		return -1;
-	while ((len = recv(fd, buf, sizeof(buf), 0)) > 0) {
-		struct nlmsghdr *h;
-
-		for (h = (void *)buf; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
-			if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
-				close(fd);
-				return h->nlmsg_type == NLMSG_DONE ? n : -1;
-			}
-			n++;
-		}
-	}
-	close(fd);
-	return -1;
-}
-
-struct baseline {
-	int qps, cqs, socks;
-};
-
-static void baseline_read(struct baseline *b)
-{
-	b->qps = rdma_objects(RDMA_NLDEV_CMD_RES_QP_GET);
-	b->cqs = rdma_objects(RDMA_NLDEV_CMD_RES_CQ_GET);
-	b->socks = sdp_sockets();
-}
-
-/*
- * Everything back to @b; closed connections finish their DisConn or Abort
- * exchange first, so wait up to 30 s. The last reading goes to @now.
- */
-static bool baseline_back(const struct baseline *b, struct baseline *now)
-{
-	int i;
-
-	for (i = 0; i < 300; i++) {
-		baseline_read(now);
-		if (now->qps == b->qps && now->cqs == b->cqs && now->socks == b->socks)
-			return true;
-		usleep(100000);
-	}
-	return false;
-}
 
 static void set_timeouts(int fd)
 {
@@ -392,7 +306,8 @@ FIXTURE(soak) {
 	struct baseline before;
 	pthread_t acceptor;
 	long long rx_pkts, tx_bytes, why[SDP_WHY];
-	int saved_timeout;
+	int saved_timeout, saved_buf_size;
+	long saved_mem[3];
 };
 
 FIXTURE_VARIANT(soak) {
@@ -419,6 +334,10 @@ FIXTURE_SETUP(soak)
 	 */
 	self->saved_timeout = sdp_sysctl("connect_timeout_ms");
 	sdp_sysctl_set("connect_timeout_ms", 20000);
+	/* what a case may change, back whatever it did */
+	self->saved_buf_size = sdp_sysctl("buf_size");
+	sdp_mem_get(self->saved_mem);
+	ASSERT_LT(0, self->saved_mem[2]);
 	self->s.family = variant->sdp ? sdp_family() : AF_INET;
 	self->s.lfd = sdp_listener(self->s.family, SDP_A, 64, &self->s.addr, &self->s.alen);
 	ASSERT_LE(0, self->s.lfd);
@@ -434,7 +353,9 @@ FIXTURE_TEARDOWN(soak)
 	pthread_join(self->acceptor, NULL);
 	close(self->s.lfd);
 	sdp_sysctl_set("connect_timeout_ms", self->saved_timeout);
-	EXPECT_TRUE(baseline_back(&self->before, &now))
+	sdp_sysctl_set("buf_size", self->saved_buf_size);
+	sdp_mem_set(self->saved_mem[0], self->saved_mem[1], self->saved_mem[2]);
+	EXPECT_TRUE(baseline_back(&self->before, &now, 30))
 		TH_LOG("QPs %d -> %d, CQs %d -> %d, SDP sockets %d -> %d",
 		       self->before.qps, now.qps, self->before.cqs, now.cqs,
 		       self->before.socks, now.socks);
@@ -612,6 +533,106 @@ TEST_F_TIMEOUT(soak, many_at_once, 900)
 		close(cfd[i]);
 		close(sfd[i]);
 	}
+	soak_prove(_metadata, self, n);
+}
+
+/* MemAvailable, in KiB (-1 if unreadable). */
+static long mem_available(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char key[64];
+	long v, kib = -1;
+
+	while (f && fscanf(f, "%63s %ld kB", key, &v) == 2)
+		if (!strcmp(key, "MemAvailable:")) {
+			kib = v;
+			break;
+		}
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+/*
+ * SDP_IDLE connections (10000 unset) open at once and idle, then each
+ * still carrying a byte each way: what one costs the kernel (MemAvailable,
+ * both ends), and that it all comes back. As a server of many idle clients
+ * would, net.sdp.buf_size is 4 KiB and net.sdp.mem holds every ring (4
+ * buffers an end): by default a 2 GiB host takes about 5500 before the
+ * rest fall back (FallbackResources). Opening stops short (and fails)
+ * rather than drive the VM out of memory.
+ */
+TEST_F_TIMEOUT(soak, idle, 1800)
+{
+	const char *env = getenv("SDP_IDLE");
+	int idle = env ? atoi(env) : 10000;
+	long rings = idle * 2L * 4 * 4096 / sysconf(_SC_PAGESIZE);
+	struct rlimit rl = { 2 * idle + 64, 2 * idle + 64 };
+	int *cfd = calloc(idle, sizeof(int)), *sfd = calloc(idle, sizeof(int));
+	long before = mem_available(), opened, closed;
+	int i, n, lfd, ok = 0, rdma = 0;
+	struct baseline start, now;
+	struct sockaddr_storage addr;
+	socklen_t alen;
+	double t0;
+	char b;
+
+	ASSERT_TRUE(cfd && sfd);
+	ASSERT_LT(0, before);
+	baseline_read(&start);
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
+	sdp_sysctl_set("buf_size", 4096);
+	if (rings + rings / 4 > self->saved_mem[2])
+		ASSERT_EQ(0, sdp_mem_set(self->saved_mem[0], rings, rings + rings / 4));
+	lfd = sdp_listener(self->s.family, SDP_A, 128, &addr, &alen);
+	ASSERT_LE(0, lfd);
+	t0 = sdp_now();
+	for (n = 0; n < idle; n++) {
+		if (!(n % 500) && mem_available() < 200 << 10)
+			break;
+		cfd[n] = sdp_connect(self->s.family, &addr, alen);
+		if (cfd[n] < 0)
+			break;
+		sfd[n] = accept(lfd, NULL, NULL);
+		if (sfd[n] < 0) {
+			close(cfd[n]);
+			break;
+		}
+		set_timeouts(cfd[n]);
+		set_timeouts(sfd[n]);
+		if (self->s.family == sdp_family()) {
+			if (sdp_transport(cfd[n]) != sdp_expected_transport())
+				self->s.transport_err++;
+			rdma += sdp_transport(cfd[n]) == SDP_TRANSPORT_RDMA;
+		}
+	}
+	close(lfd);
+	opened = mem_available();
+	TH_LOG("%d connections open in %.1f s (%d over RDMA), %ld KiB each (both ends); %ld MiB left",
+	       n, sdp_now() - t0, rdma, n ? (before - opened) / n : 0, opened >> 10);
+	EXPECT_EQ(idle, n) TH_LOG("connect or accept: %s", strerror(errno));
+	sleep(2);
+	t0 = sdp_now();
+	for (i = 0; i < n; i++)
+		ok += write(cfd[i], "c", 1) == 1 && read(sfd[i], &b, 1) == 1 && b == 'c' &&
+		      write(sfd[i], "s", 1) == 1 && read(cfd[i], &b, 1) == 1 && b == 's';
+	TH_LOG("%d of %d answered after idling, in %.1f s", ok, n, sdp_now() - t0);
+	EXPECT_EQ(n, ok);
+	t0 = sdp_now();
+	for (i = 0; i < n; i++) {
+		close(cfd[i]);
+		close(sfd[i]);
+	}
+	free(cfd);
+	free(sfd);
+	/* memory once every socket and QP is gone: slab caches keep some */
+	EXPECT_TRUE(baseline_back(&start, &now, 30 + idle / 100))
+		TH_LOG("QPs %d -> %d, CQs %d -> %d, SDP sockets %d -> %d", start.qps, now.qps,
+		       start.cqs, now.cqs, start.socks, now.socks);
+	closed = mem_available();
+	TH_LOG("closed in %.1f s; %ld of %ld MiB not back", sdp_now() - t0,
+	       (before - closed) >> 10, (before - opened) >> 10);
+	EXPECT_GE((before - opened) / 4, before - closed);
 	soak_prove(_metadata, self, n);
 }
 

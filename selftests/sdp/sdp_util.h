@@ -164,6 +164,28 @@ static inline void sdp_sysctl_set(const char *name, int v)
 	}
 }
 
+/* net.sdp.mem's three limits, in pages (-1 each if unreadable). */
+static inline void sdp_mem_get(long v[3])
+{
+	FILE *f = fopen("/proc/sys/net/sdp/mem", "r");
+
+	if (!f || fscanf(f, "%ld %ld %ld", &v[0], &v[1], &v[2]) != 3)
+		v[0] = v[1] = v[2] = -1;
+	if (f)
+		fclose(f);
+}
+
+static inline int sdp_mem_set(long lo, long press, long hi)
+{
+	FILE *f = fopen("/proc/sys/net/sdp/mem", "w");
+	int ok;
+
+	if (!f)
+		return -1;
+	ok = fprintf(f, "%ld %ld %ld\n", lo, press, hi) > 0;
+	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
 /* A counter of /proc/net/sdp_stats, or -1. */
 static inline long long sdp_stat(const char *name)
 {

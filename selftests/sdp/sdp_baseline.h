@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What a test leaves behind: the devices' QPs and CQs (what `rdma res`
+ * counts) and the namespace's SDP sockets (sock_diag), read before and
+ * waited for after. Include after sdp_proof.h.
+ */
+#ifndef SDP_BASELINE_H
+#define SDP_BASELINE_H
+
+#include "../../userspace/sdp_diag.h"
+
+/* Objects of one kind (an RDMA_NLDEV_CMD_RES_*_GET) over every device. */
+struct nl_count {
+	int n, index[8];
+};
+
+static inline void count_dev(void *arg, int type, unsigned int v, const char *s)
+{
+	struct nl_count *c = arg;
+
+	if (type == RDMA_NLDEV_ATTR_DEV_INDEX && c->n < 8)
+		c->index[c->n++] = v;
+}
+
+static inline void count_msg(void *arg, int type, unsigned int v, const char *s)
+{
+	if (type == -1)
+		(*(int *)arg)++;
+}
+
+static inline int rdma_objects(int op)
+{
+	struct nl_count devs = {};
+	int i, n = 0;
+
+	if (sdp_rdmanl(RDMA_NLDEV_CMD_GET, true, NULL, 0, count_dev, &devs))
+		return -1;
+	for (i = 0; i < devs.n; i++) {
+		char attrs[16];
+
+		sdp_nla_u32(attrs, RDMA_NLDEV_ATTR_DEV_INDEX, devs.index[i]);
+		if (sdp_rdmanl(op, true, attrs, NLA_HDRLEN + 4, count_msg, &n))
+			return -1;
+	}
+	return n;
+}
+
+/* SDP sockets in this namespace, by sock_diag. */
+static inline int sdp_sockets(void)
+{
+	static char buf[65536];
+	struct sdp_diag_req req = { .sdiag_states = ~0u };
+	int fd = sdp_diag_open(&req), n = 0, len;
+
+	if (fd < 0)
+		return -1;
+	while ((len = recv(fd, buf, sizeof(buf), 0)) > 0) {
+		struct nlmsghdr *h;
+
+		for (h = (void *)buf; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
+			if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
+				close(fd);
+				return h->nlmsg_type == NLMSG_DONE ? n : -1;
+			}
+			n++;
+		}
+	}
+	close(fd);
+	return -1;
+}
+
+struct baseline {
+	int qps, cqs, socks;
+};
+
+static inline void baseline_read(struct baseline *b)
+{
+	b->qps = rdma_objects(RDMA_NLDEV_CMD_RES_QP_GET);
+	b->cqs = rdma_objects(RDMA_NLDEV_CMD_RES_CQ_GET);
+	b->socks = sdp_sockets();
+}
+
+/*
+ * Everything back to @b; closed connections finish their DisConn or Abort
+ * exchange first, so wait up to @secs. The last reading goes to @now.
+ */
+static inline bool baseline_back(const struct baseline *b, struct baseline *now, int secs)
+{
+	int i;
+
+	for (i = 0; i < secs * 10; i++) {
+		baseline_read(now);
+		if (now->qps == b->qps && now->cqs == b->cqs && now->socks == b->socks)
+			return true;
+		usleep(100000);
+	}
+	return false;
+}
+
+#endif
