@@ -20,6 +20,7 @@
 
 #include "kselftest_harness.h"
 #include "sdp_proof.h"
+#include "sdp_baseline.h"
 
 /* The wire format, written out from the specification on purpose. */
 struct bsdh {
@@ -58,6 +59,8 @@ struct peer {
 	uint32_t mseq;		/* last we sent */
 	uint32_t rx_mseq;	/* last we received */
 	uint16_t their_bufs;	/* from their Hello/HelloAck */
+	uint16_t last_bufs;	/* their bufs and mseq_ack, last heard: */
+	uint32_t last_ack;	/* our credits are bufs - (mseq - ack) */
 	int posted;
 	int rx_mids[64];	/* mids we received, in order */
 	int rx_n;
@@ -160,7 +163,7 @@ static int peer_connect(struct peer *p, const struct sockaddr_storage *dst,
 		return -1;
 	err = wait_event(p, RDMA_CM_EVENT_ESTABLISHED, reply, reply_size, reply_len);
 	if (!err)
-		p->their_bufs = ntohs(((struct hah *)reply)->bsdh.bufs);
+		p->their_bufs = p->last_bufs = ntohs(((struct hah *)reply)->bsdh.bufs);
 	return err;
 }
 
@@ -252,6 +255,8 @@ static void peer_poll(struct peer *p, int ms)
 		struct bsdh *h = (void *)(p->mem + wc.wr_id * PEER_SIZE);
 
 		p->rx_mseq = ntohl(h->mseq);
+		p->last_bufs = ntohs(h->bufs);
+		p->last_ack = ntohl(h->mseq_ack);
 		if (p->rx_n < 64)
 			p->rx_mids[p->rx_n++] = h->mid;
 		if (h->mid == MID_DATA && wc.byte_len > sizeof(*h)) {
@@ -903,6 +908,214 @@ TEST_F(evil_client, rdma_write_on_our_memory)
 	ASSERT_EQ(0, conn_error_trace());
 	ASSERT_EQ(0, post_send(&self->p, &wr, 64));
 	expect_qp_fault(_metadata, self, counters, before, aborts);
+}
+
+/* Our credits by what the kernel last told us. */
+static int peer_credits(const struct peer *p)
+{
+	return (int)p->last_bufs - (int)(p->mseq - p->last_ack);
+}
+
+/* What a peer's misstep is refused with, or how it ends the connection. */
+static const char *const fuzz_reasons[] = {
+	"BadMid", "UnexpectedMid", "BadLen", "BadMseq", "BadMseqAck", "BadBufs",
+	"BadCredits", "BadFlags", "QpError", "AbortRcvd", "AbortOnData",
+};
+#define FUZZ_REASONS	(sizeof(fuzz_reasons) / sizeof(fuzz_reasons[0]))
+
+static long long fuzz_reasons_sum(void)
+{
+	long long n = 0;
+
+	for (size_t i = 0; i < FUZZ_REASONS; i++)
+		n += sdp_stat(fuzz_reasons[i]);
+	return n;
+}
+
+struct fuzz {
+	unsigned char *sent;	/* every Data payload sent, in order */
+	size_t nsent, nrecv;
+	int resets, eofs, alive, msgs, bad;
+	bool must_reset;	/* this connection had a misstep always refused: */
+	size_t cut;		/* nothing sent from there on may arrive */
+};
+
+/* What the kernel socket has for us now; false once it ended (EOF, error). */
+static bool fuzz_drain(int sfd, struct fuzz *f, unsigned char *got, int *err)
+{
+	ssize_t n;
+
+	while ((n = recv(sfd, got + f->nrecv, 1 << 20, MSG_DONTWAIT)) > 0)
+		f->nrecv += n;
+	*err = n == 0 ? 0 : errno;
+	return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+/*
+ * One message of a random sequence: mostly a good Data message within our
+ * credits, else one misstep. Returns true if the sequence goes on.
+ */
+static bool fuzz_one(struct peer *p, struct fuzz *f)
+{
+	static unsigned char payload[PEER_SIZE];
+	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND };
+	uint32_t len = random() % 8 ? random() % 300 : random() % (PEER_SIZE - sizeof(struct bsdh));
+	int kind = random() % 10 ? -1 : (int)(random() % 13);
+	bool more = true;
+	struct bsdh h;
+
+	for (uint32_t i = 0; i < len; i++)
+		payload[i] = random();
+	if (kind < 0 && peer_credits(p) < 1)
+		return true;	/* the kernel will say when: next round */
+	next_header(p, &h, MID_DATA, len);
+	f->msgs++;
+	f->bad += kind >= 0;
+	switch (kind) {
+	case 0: h.mid = random(); break;
+	case 1:
+		for (int k = random() % 3; k >= 0; k--)
+			((unsigned char *)&h)[random() % sizeof(h)] ^= 1 << (random() % 8);
+		break;
+	case 2: h.len = htonl(ntohl(h.len) + 1 + random() % 64); break;
+	case 3: h.mseq = htonl(--p->mseq); break;		/* a duplicate */
+	case 4: h.mseq = htonl(++p->mseq); break;		/* a gap */
+	case 5: h.mseq_ack = htonl(p->rx_mseq + 1 + random() % 1000); break;
+	case 6: h.bufs = htons(random()); break;
+	case 7: h.flags = random(); break;
+	case 8:						/* DisConn, half with data */
+		h.mid = MID_DISCONN;
+		if (random() % 2) {
+			len = 0;
+			h.len = htonl(sizeof(h));
+		}
+		more = false;
+		break;
+	case 9: h.mid = MID_ABORT; len = 0; h.len = htonl(sizeof(h)); more = false; break;
+	case 10: wr.opcode = IBV_WR_SEND_WITH_IMM; wr.imm_data = random(); break;
+	case 11: len = 0; h.len = htonl(8); break;		/* shorter than a header */
+	case 12: break;						/* beyond our credits */
+	}
+	/* (bit flips, bufs, flags and credits may yet make a good message) */
+	if (!f->must_reset &&
+	    ((kind >= 2 && kind <= 5) || kind == 9 || kind == 10 || kind == 11 ||
+	     (kind == 8 && len) ||
+	     (kind == 0 && h.mid != MID_DATA && (h.mid != MID_DISCONN || len)))) {
+		f->must_reset = true;
+		f->cut = f->nsent;
+	}
+	if (h.mid == MID_DATA) {
+		memcpy(f->sent + f->nsent, payload, len);
+		f->nsent += len;
+	}
+	memcpy(send_slot(p), &h, sizeof(h));
+	memcpy(send_slot(p) + sizeof(h), payload, len);
+	if (post_send(p, &wr, kind == 11 ? 8 : sizeof(h) + len))
+		return false;
+	return more;
+}
+
+/*
+ * For SDP_FUZZ_SECONDS (default 10), connection after connection: a random
+ * sequence of up to 32 messages, mostly good Data within credits, some
+ * missteps (a random id, flipped header bits, wrong lengths, mseq gaps and
+ * duplicates, acks from the future, bufs and flag lies, DisConn with data,
+ * Abort, immediate data, a runt, a credit overrun). Each connection ends
+ * one of three ways: reset, with one of the reasons counted; at EOF after
+ * a DisConn; or alive, with every byte sent arrived. Whatever arrived is
+ * exactly the start of what was sent. Afterwards the SDP sockets, QPs and
+ * CQs are back to their counts, and a good connection goes over RDMA.
+ */
+TEST(random_sequences_for_a_bounded_time)
+{
+	const char *env = getenv("SDP_FUZZ_SECONDS");
+	double end = sdp_now() + (env ? atoi(env) : 10);
+	static unsigned char got[64 << 20];
+	FIXTURE_DATA(evil_client) c = {};
+	struct fuzz f = { .sent = malloc(64 << 20) };
+	struct baseline before, now;
+	unsigned int seed = time(NULL);
+	int one = 1, conns = 0;
+
+	ASSERT_NE(NULL, f.sent);
+	baseline_read(&before);
+	ASSERT_LE(0, before.qps);
+	srandom(seed);
+	TH_LOG("seed %u", seed);
+	while (sdp_now() < end && f.nsent < (60 << 20)) {
+		long long reasons = fuzz_reasons_sum(), disconns = sdp_stat("DisConnRcvd");
+		int n = 1 + random() % 32, err = EAGAIN;
+		bool going = true, open = true;
+		size_t start = f.nsent;
+
+		client_up(_metadata, &c);
+		ASSERT_EQ(0, setsockopt(c.sfd, SOL_SOCKET, SO_OOBINLINE, &one, sizeof(one)));
+		f.nrecv = start;
+		f.must_reset = false;
+		for (int i = 0; i < n && going && open; i++) {
+			going = fuzz_one(&c.p, &f);
+			peer_poll(&c.p, 2);
+			open = fuzz_drain(c.sfd, &f, got, &err);
+		}
+		/* alive: one good message more, and everything must arrive */
+		if (going && open) {
+			struct bsdh h;
+
+			for (int i = 0; i < 200 && peer_credits(&c.p) < 1; i++)
+				peer_poll(&c.p, 10);
+			next_header(&c.p, &h, MID_DATA, 4);
+			ASSERT_EQ(0, send_raw(&c.p, &h, "end.", 4));
+			memcpy(f.sent + f.nsent, "end.", 4);
+			f.nsent += 4;
+		}
+		/* then what is left: until all of it, the end, or 5 s of silence */
+		while (open && (f.nrecv < f.nsent || !going)) {
+			if (!(sdp_poll1(c.sfd, POLLIN, 5000) & (POLLIN | POLLERR | POLLHUP)))
+				break;
+			peer_poll(&c.p, 1);
+			open = fuzz_drain(c.sfd, &f, got, &err);
+		}
+		EXPECT_EQ(0, memcmp(got + start, f.sent + start, f.nrecv - start))
+			TH_LOG("connection %d: bytes that were not sent", conns);
+		EXPECT_GE(f.nsent, f.nrecv);
+		EXPECT_FALSE(open && !going) TH_LOG("connection %d: ended by us, not by the kernel", conns);
+		EXPECT_FALSE(f.must_reset && (open || !err))
+			TH_LOG("connection %d: a misstep let through", conns);
+		EXPECT_FALSE(f.must_reset && f.nrecv > f.cut)
+			TH_LOG("connection %d: data from a misstep on delivered", conns);
+		if (open) {
+			f.alive++;
+			EXPECT_EQ(f.nsent, f.nrecv) TH_LOG("connection %d: alive, %zu of %zu bytes",
+							   conns, f.nrecv - start, f.nsent - start);
+		} else if (err) {
+			f.resets++;
+			EXPECT_TRUE(err == ECONNRESET || err == EPIPE) TH_LOG("%s", strerror(err));
+			EXPECT_LT(reasons, fuzz_reasons_sum()) TH_LOG("connection %d: reset, no reason counted", conns);
+		} else {
+			f.eofs++;
+			EXPECT_LT(disconns, sdp_stat("DisConnRcvd"));
+		}
+		f.nsent = f.nrecv;	/* the next connection starts afresh */
+		close(c.sfd);
+		close(c.lfd);
+		peer_free(&c.p);
+		conns++;
+		if (!_metadata->passed)
+			break;
+	}
+	TH_LOG("%d connections, %d messages (%d missteps): %d reset, %d at EOF, %d alive",
+	       conns, f.msgs, f.bad, f.resets, f.eofs, f.alive);
+	EXPECT_LT(0, f.resets);
+	EXPECT_LT(0, f.alive);
+	EXPECT_TRUE(baseline_back(&before, &now, 30))
+		TH_LOG("QPs %d -> %d, CQs %d -> %d, SDP sockets %d -> %d",
+		       before.qps, now.qps, before.cqs, now.cqs, before.socks, now.socks);
+	free(f.sent);
+	/* and the next connection is a good one, over RDMA */
+	client_up(_metadata, &c);
+	ASSERT_EQ(0, send_msg(&c.p, MID_DATA, "fine", 4));
+	ASSERT_EQ(4, recv(c.sfd, got, 4, 0));
+	client_down(_metadata, &c);
 }
 
 /* Hellos the listener must refuse. */
