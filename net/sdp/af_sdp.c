@@ -93,6 +93,7 @@ struct sdp_sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern)
 	sdp_listen_init(ssk);
 	sdp_teardown_init(ssk);
 	timer_setup(&ssk->cork_timer, sdp_cork_timer, 0);
+	timer_setup(&ssk->credit_timer, sdp_credit_timer, 0);
 	timer_setup(&ssk->fin_timer, sdp_fin_timer, 0);
 	timer_setup(sdp_ka_timer(ssk), sdp_keepalive_timer, 0);
 	timer_setup(&ssk->tx_timer, sdp_tx_timer, 0);

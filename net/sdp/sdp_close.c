@@ -113,6 +113,7 @@ void sdp_done(struct sock *sk, int err)
 	sock_set_flag(sk, SOCK_DONE);
 	clear_bit(SDP_F_SEND_DISCONN, &ssk->flags);
 	sk_stop_timer(sk, &ssk->cork_timer);
+	sk_stop_timer(sk, &ssk->credit_timer);
 	sk_stop_timer(sk, &ssk->fin_timer);
 	sk_stop_timer(sk, sdp_ka_timer(ssk));
 	sk_stop_timer(sk, &ssk->tx_timer);
@@ -166,6 +167,7 @@ void sdp_destroy(struct sdp_sock *ssk)
 	lock_sock(sk);
 	sdp_conn_free(ssk);
 	sk_stop_timer(sk, &ssk->cork_timer);
+	sk_stop_timer(sk, &ssk->credit_timer);
 	sk_stop_timer(sk, &ssk->fin_timer);
 	sk_stop_timer(sk, sdp_ka_timer(ssk));
 	sk_stop_timer(sk, &ssk->tx_timer);

@@ -107,6 +107,7 @@ int sdp_conn_write(struct sdp_sock *ssk, struct msghdr *msg, int flags,
 		   size_t *copied);
 void sdp_conn_sent(struct sdp_sock *ssk, int flags);
 void sdp_cork_timer(struct timer_list *t);
+void sdp_credit_timer(struct timer_list *t);
 void sdp_keepalive_reset(struct sdp_sock *ssk);
 void sdp_keepalive_rearm(struct sdp_sock *ssk);
 void sdp_keepalive(struct sdp_sock *ssk);

@@ -45,6 +45,8 @@
 #define SDP_TX_STALL_MS		60000
 /* TCP_CORK and MSG_MORE hold a partial message at most this long (as TCP). */
 #define SDP_CORK_TIMEOUT	(HZ / 5)
+/* A lone free buffer waits this long to be announced (TCP_DELACK_MIN). */
+#define SDP_CREDIT_DELAY	(HZ / 25)
 
 struct sdp_dev {
 	struct list_head	list;		/* on sdp_devices */

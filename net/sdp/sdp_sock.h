@@ -62,6 +62,7 @@ enum {
 	SDP_F_SWITCHING,	/* becoming the native socket (sdp_fb_start) */
 	SDP_F_DEFER_ACCEPT,	/* established child waits for data (TCP_DEFER_ACCEPT) */
 	SDP_F_PEER_UP,		/* a child's peer disconnected: it had connected */
+	SDP_F_CREDIT_DUE,	/* the credit timer fired: announce what is free */
 };
 
 /* Which of its listener's queues a child is on (sdp_sock.queue). */
@@ -133,6 +134,7 @@ struct sdp_sock {
 	struct sockaddr_storage	daddr;
 	struct work_struct	teardown_work;
 	struct timer_list	cork_timer;
+	struct timer_list	credit_timer;	/* a lone free buffer, held back */
 	struct timer_list	fin_timer;	/* keepalive: sdp_ka_timer() */
 	unsigned long		rx_stamp;	/* jiffies of the last message in */
 	struct timer_list	tx_timer;	/* bounds a send's progress */

@@ -101,14 +101,18 @@ bool sdp_post_abort(struct sdp_sock *ssk)
 	return true;
 }
 
+enum { SDP_CREDITS_KEEP, SDP_CREDITS_SEND, SDP_CREDITS_LATER };
+
 /*
- * The peer's idea of our free buffers lags by half the ring (at least 2);
- * or by any, if the peer can send no data (its last credits are for
- * control) and our reader has nothing left to read that would free more:
- * an urgent byte alone at the mark holds its buffer until the data after
- * it comes.
+ * Whether to announce our free buffers in a message of their own. Yes when
+ * the peer's idea of them lags by half the ring (at least 2). When the peer
+ * can send no data (its last credits are for control), as TCP acks every
+ * second segment: yes for two; for one, yes if our reader has nothing left
+ * to read that would free more (an urgent byte alone at the mark holds its
+ * buffer until the data after it comes), else after SDP_CREDIT_DELAY, as
+ * TCP's delayed ACK: a reader that stops reading must not stall the peer.
  */
-static bool sdp_need_credit_update(const struct sdp_sock *ssk)
+static int sdp_credit_update(const struct sdp_sock *ssk)
 {
 	const struct sdp_conn *c = ssk->conn;
 	s32 peer_view = sdp_seq_peer_credits(&c->seq);
@@ -116,10 +120,14 @@ static bool sdp_need_credit_update(const struct sdp_sock *ssk)
 	u32 unread = c->rx_ready_bytes;
 
 	if (fresh >= max_t(s32, 2, (c->rx_alloc - 1) / 2))
-		return true;
+		return SDP_CREDITS_SEND;
+	if (fresh <= 0 || peer_view > SDP_CTRL_CREDITS)
+		return SDP_CREDITS_KEEP;
 	if (sdp_urg_next(ssk) && !sock_flag(&ssk->sk, SOCK_URGINLINE))
 		unread--;
-	return fresh > 0 && peer_view <= SDP_CTRL_CREDITS && !unread;
+	if (fresh >= 2 || !unread || test_bit(SDP_F_CREDIT_DUE, &ssk->flags))
+		return SDP_CREDITS_SEND;
+	return SDP_CREDITS_LATER;
 }
 
 /* A partly filled buffer may go: TCP_NODELAY, or nothing in flight (Nagle). */
@@ -187,11 +195,25 @@ void sdp_tx_push(struct sdp_sock *ssk, bool force)
 			goto err;
 		clear_bit(SDP_F_SEND_DISCONN, &ssk->flags);
 		SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_DISCONN_SENT);
-	} else if (sdp_need_credit_update(ssk) && sdp_ctrl_ok(c)) {
-		if (sdp_post_ctrl(ssk, SDP_MID_DATA, 0))
-			goto err;
-		ssk->stats.tx_credit_updates++;
-		SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_CREDIT_UPDATES);
+	} else {
+		switch (sdp_credit_update(ssk)) {
+		case SDP_CREDITS_SEND:
+			if (!sdp_ctrl_ok(c))
+				break;
+			if (sdp_post_ctrl(ssk, SDP_MID_DATA, 0))
+				goto err;
+			ssk->stats.tx_credit_updates++;
+			SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_CREDIT_UPDATES);
+			fallthrough;
+		case SDP_CREDITS_KEEP:
+			clear_bit(SDP_F_CREDIT_DUE, &ssk->flags);
+			break;
+		case SDP_CREDITS_LATER:
+			if (!timer_pending(&ssk->credit_timer))
+				sk_reset_timer(&ssk->sk, &ssk->credit_timer,
+					       jiffies + SDP_CREDIT_DELAY);
+			break;
+		}
 	}
 	sdp_update_counts(ssk);
 	sdp_tx_watch(ssk, false);
@@ -308,6 +330,13 @@ void sdp_cork_timer(struct timer_list *t)
 	struct sdp_sock *ssk = from_timer(ssk, t, cork_timer);
 
 	sdp_timer_event(ssk, SDP_F_PUSH);
+}
+
+void sdp_credit_timer(struct timer_list *t)
+{
+	struct sdp_sock *ssk = from_timer(ssk, t, credit_timer);
+
+	sdp_timer_event(ssk, SDP_F_CREDIT_DUE);
 }
 
 /*

@@ -916,6 +916,40 @@ static int peer_credits(const struct peer *p)
 	return (int)p->last_bufs - (int)(p->mseq - p->last_ack);
 }
 
+/*
+ * A peer that used its last credits while our reader, having read, stopped
+ * with data unread: the one buffer that read freed is announced after
+ * TCP's delayed-ACK time, as TCP's ACK of the data would carry its window.
+ * Before, the peer waited for good. The ring stays at its first 4 buffers
+ * (net.sdp.rx_bufs), so no growth announces anything in its place.
+ */
+TEST(lone_free_buffer_reaches_a_stalled_peer)
+{
+	int rx_bufs = sdp_sysctl("rx_bufs"), i;
+	FIXTURE_DATA(evil_client) c = {};
+	char buf[8];
+	double t0;
+
+	sdp_sysctl_set("rx_bufs", 4);
+	client_up(_metadata, &c);
+	sdp_sysctl_set("rx_bufs", rx_bufs);
+	ASSERT_EQ(3, c.p.their_bufs);
+	ASSERT_EQ(0, send_msg(&c.p, MID_DATA, "a", 1));
+	ASSERT_EQ(1, recv(c.sfd, buf, sizeof(buf), 0));
+	/* (the peer still has credits: nothing is announced for one buffer) */
+	ASSERT_EQ(0, send_msg(&c.p, MID_DATA, "b", 1));
+	ASSERT_EQ(0, send_msg(&c.p, MID_DATA, "c", 1));
+	t0 = sdp_now();
+	for (i = 0; i < 300 && peer_credits(&c.p) < 1; i++)
+		peer_poll(&c.p, 10);
+	EXPECT_LE(1, peer_credits(&c.p)) TH_LOG("no credit in 3 s");
+	TH_LOG("a credit after %.0f ms", (sdp_now() - t0) * 1000);
+	ASSERT_EQ(0, send_msg(&c.p, MID_DATA, "d", 1));
+	ASSERT_EQ(3, recv(c.sfd, buf, 3, MSG_WAITALL));
+	EXPECT_EQ(0, memcmp(buf, "bcd", 3));
+	client_down(_metadata, &c);
+}
+
 /* What a peer's misstep is refused with, or how it ends the connection. */
 static const char *const fuzz_reasons[] = {
 	"BadMid", "UnexpectedMid", "BadLen", "BadMseq", "BadMseqAck", "BadBufs",
