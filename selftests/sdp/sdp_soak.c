@@ -467,6 +467,56 @@ TEST_F_TIMEOUT(soak, close_races, 300)
 	soak_prove(_metadata, self, n);
 }
 
+/* MemAvailable, in KiB (-1 if unreadable). */
+static long mem_available(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char key[64];
+	long v, kib = -1;
+
+	while (f && fscanf(f, "%63s %ld kB", key, &v) == 2)
+		if (!strcmp(key, "MemAvailable:")) {
+			kib = v;
+			break;
+		}
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+/*
+ * Up to @max connections to @addr, each accepted from @lfd: the client
+ * ends in @cfd, the server ends in @sfd. Stops short when a connect or
+ * accept fails, or, with @min_kib, when MemAvailable falls below it.
+ * Returns how many; *rdma counts those over RDMA.
+ */
+static int open_many(FIXTURE_DATA(soak) *self, int lfd, const struct sockaddr_storage *addr,
+		     socklen_t alen, int *cfd, int *sfd, int max, long min_kib, int *rdma)
+{
+	int n;
+
+	for (n = 0; n < max; n++) {
+		if (min_kib && !(n % 500) && mem_available() < min_kib)
+			break;
+		cfd[n] = sdp_connect(self->s.family, addr, alen);
+		if (cfd[n] < 0)
+			break;
+		sfd[n] = accept(lfd, NULL, NULL);
+		if (sfd[n] < 0) {
+			close(cfd[n]);
+			break;
+		}
+		set_timeouts(cfd[n]);
+		set_timeouts(sfd[n]);
+		if (self->s.family == sdp_family()) {
+			if (sdp_transport(cfd[n]) != sdp_expected_transport())
+				self->s.transport_err++;
+			*rdma += sdp_transport(cfd[n]) == SDP_TRANSPORT_RDMA;
+		}
+	}
+	return n;
+}
+
 #define MANY		1000
 #define MANY_BYTES	(64 << 10)
 
@@ -489,23 +539,7 @@ TEST_F_TIMEOUT(soak, many_at_once, 900)
 	lfd = sdp_listener(self->s.family, SDP_A, MANY, &addr, &alen);
 	ASSERT_LE(0, lfd);
 	t0 = sdp_now();
-	for (n = 0; n < MANY; n++) {
-		cfd[n] = sdp_connect(self->s.family, &addr, alen);
-		if (cfd[n] < 0)
-			break;
-		sfd[n] = accept(lfd, NULL, NULL);
-		if (sfd[n] < 0) {
-			close(cfd[n]);
-			break;
-		}
-		set_timeouts(cfd[n]);
-		set_timeouts(sfd[n]);
-		if (self->s.family == sdp_family()) {
-			if (sdp_transport(cfd[n]) != sdp_expected_transport())
-				self->s.transport_err++;
-			rdma += sdp_transport(cfd[n]) == SDP_TRANSPORT_RDMA;
-		}
-	}
+	n = open_many(self, lfd, &addr, alen, cfd, sfd, MANY, 0, &rdma);
 	close(lfd);
 	TH_LOG("%d connections open in %.1f s (%d over RDMA)", n, sdp_now() - t0, rdma);
 	EXPECT_EQ(MANY, n) TH_LOG("connect or accept: %s", strerror(errno));
@@ -534,23 +568,6 @@ TEST_F_TIMEOUT(soak, many_at_once, 900)
 		close(sfd[i]);
 	}
 	soak_prove(_metadata, self, n);
-}
-
-/* MemAvailable, in KiB (-1 if unreadable). */
-static long mem_available(void)
-{
-	FILE *f = fopen("/proc/meminfo", "r");
-	char key[64];
-	long v, kib = -1;
-
-	while (f && fscanf(f, "%63s %ld kB", key, &v) == 2)
-		if (!strcmp(key, "MemAvailable:")) {
-			kib = v;
-			break;
-		}
-	if (f)
-		fclose(f);
-	return kib;
 }
 
 /*
@@ -587,25 +604,7 @@ TEST_F_TIMEOUT(soak, idle, 1800)
 	lfd = sdp_listener(self->s.family, SDP_A, 128, &addr, &alen);
 	ASSERT_LE(0, lfd);
 	t0 = sdp_now();
-	for (n = 0; n < idle; n++) {
-		if (!(n % 500) && mem_available() < 200 << 10)
-			break;
-		cfd[n] = sdp_connect(self->s.family, &addr, alen);
-		if (cfd[n] < 0)
-			break;
-		sfd[n] = accept(lfd, NULL, NULL);
-		if (sfd[n] < 0) {
-			close(cfd[n]);
-			break;
-		}
-		set_timeouts(cfd[n]);
-		set_timeouts(sfd[n]);
-		if (self->s.family == sdp_family()) {
-			if (sdp_transport(cfd[n]) != sdp_expected_transport())
-				self->s.transport_err++;
-			rdma += sdp_transport(cfd[n]) == SDP_TRANSPORT_RDMA;
-		}
-	}
+	n = open_many(self, lfd, &addr, alen, cfd, sfd, idle, 200 << 10, &rdma);
 	close(lfd);
 	opened = mem_available();
 	TH_LOG("%d connections open in %.1f s (%d over RDMA), %ld KiB each (both ends); %ld MiB left",
