@@ -141,8 +141,11 @@ for t in "${tests[@]}"; do
 	echo "# selftests: sdp: $t"
 	out=$(mktemp)
 	mark=$(sdp_kmsg_mark "$t")
+	t0=$SECONDS
 	run_one "$t" "$out"
 	rc=$?
+	# what each program costs the suite, for keeping make check's time
+	echo "# $t: ran $((SECONDS - t0)) s"
 	{
 		read -r p f s r fb tc lo
 		while read -r kind rest; do
