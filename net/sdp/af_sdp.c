@@ -89,6 +89,7 @@ struct sdp_sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern)
 	INIT_LIST_HEAD(&ssk->accept_q);
 	INIT_LIST_HEAD(&ssk->listen_item);
 	INIT_LIST_HEAD(&ssk->child);
+	INIT_LIST_HEAD(&ssk->half_open_item);
 	sdp_cm_init(ssk);
 	sdp_listen_init(ssk);
 	sdp_teardown_init(ssk);

@@ -4,13 +4,15 @@
  *
  * A listener has an rdma_cm id on the port its native socket holds, and the
  * native socket listens too (plain TCP clients, see sdp_fallback.c). Each
- * request's Hello is checked and becomes a child socket. While the queues
- * have room (listen() backlog, counted as TCP does: backlog + 1, the
- * established and the completing together) the child gets its QP and is
+ * request's Hello is checked; then, if the queues have room (listen()
+ * backlog, counted as TCP does: backlog + 1, the established and the
+ * completing together; and the namespace's net.sdp.max_half_open
+ * connections not yet established), it becomes a child socket with its QP,
  * accepted with a HelloAck (syn_q, for syn_timeout_ms at most), and moves
- * to accept_q when rdma_cm reports it established. Past the backlog a request is refused as busy: the client
- * retries with TCP's SYN backoff, as a TCP client whose SYN was dropped
- * would.
+ * to accept_q when rdma_cm reports it established. Without room a request
+ * is refused as busy: the client retries with TCP's SYN backoff, as a TCP
+ * client whose SYN was dropped would. Half-open children past a grace
+ * period give their place to new requests (sdp_syn_reserve()).
  *
  * A child is on at most one queue (child->queue), changed only under the
  * listener's lock; whoever takes it off a queue owns its fate.
@@ -192,9 +194,143 @@ static struct sdp_sock *sdp_reuseport_pick(struct sdp_sock *lssk,
 }
 
 /*
- * Listener locked. A child on syn_q counts against the backlog for
- * syn_timeout_ms at most: a client that never completes its connection
- * cannot hold the listener's queue longer.
+ * A child not yet established (its client's RTU has not come) older than
+ * this gives its place to a new request when the queues are full. A client
+ * that completes does so in a round trip, so only one that holds a place
+ * without completing loses it, as TCP prunes its oldest requests first;
+ * and a legitimate client behind a peer holding every place waits one SYN
+ * retry (1 s), not syn_timeout_ms. TCP's initial retransmission timeout.
+ */
+#define SDP_HALF_OPEN_GRACE	TCP_TIMEOUT_INIT
+
+/* One of the namespace's max_half_open places; false if none is left. */
+static bool sdp_half_open_take(struct sdp_net *sn)
+{
+	bool ok;
+
+	spin_lock(&sn->half_open_lock);
+	ok = sn->half_open_nr < READ_ONCE(sn->max_half_open);
+	if (ok)
+		sn->half_open_nr++;
+	spin_unlock(&sn->half_open_lock);
+	return ok;
+}
+
+static void sdp_half_open_put(struct sdp_net *sn)
+{
+	spin_lock(&sn->half_open_lock);
+	sn->half_open_nr--;
+	spin_unlock(&sn->half_open_lock);
+}
+
+/* The child gives its place back: established, or off syn_q. Once. */
+static void sdp_half_open_leave(struct sdp_sock *child)
+{
+	struct sdp_net *sn = sdp_net(sock_net(&child->sk));
+
+	spin_lock(&sn->half_open_lock);
+	if (!list_empty(&child->half_open_item)) {
+		list_del_init(&child->half_open_item);
+		sn->half_open_nr--;
+	}
+	spin_unlock(&sn->half_open_lock);
+}
+
+static bool sdp_half_open_stale(const struct sdp_sock *child)
+{
+	return time_after_eq(jiffies, READ_ONCE(child->syn_stamp) + SDP_HALF_OPEN_GRACE);
+}
+
+/* The namespace's oldest child not established, if past its grace: held. */
+static struct sdp_sock *sdp_half_open_oldest(struct sdp_net *sn)
+{
+	struct sdp_sock *child;
+
+	spin_lock(&sn->half_open_lock);
+	child = list_first_entry_or_null(&sn->half_open, struct sdp_sock, half_open_item);
+	if (child && sdp_half_open_stale(child))
+		sock_hold(&child->sk);
+	else
+		child = NULL;
+	spin_unlock(&sn->half_open_lock);
+	return child;
+}
+
+/* Listener locked: the same among its own children (syn_q is in order). */
+static struct sdp_sock *sdp_syn_oldest(struct sdp_sock *lssk)
+{
+	struct sdp_sock *child;
+
+	list_for_each_entry(child, &lssk->syn_q, child) {
+		if (READ_ONCE(child->sk.sk_state) != TCP_SYN_RECV)
+			continue;
+		if (!sdp_half_open_stale(child))
+			break;
+		sock_hold(&child->sk);
+		return child;
+	}
+	return NULL;
+}
+
+/*
+ * Room for one more child of @lssk, before anything is built for it: within
+ * the listener's backlog and the namespace's max_half_open. When children
+ * not yet established fill either, the oldest of them past its grace is
+ * dropped (HalfOpenDropped) and the request takes its place. 0 with the
+ * place taken (in syn_count and the namespace's count: sdp_child_link()
+ * fills it, sdp_syn_unreserve() gives it back), or busy, counted.
+ */
+static int sdp_syn_reserve(struct sdp_sock *lssk)
+{
+	struct sock *lsk = &lssk->sk;
+	struct net *net = sock_net(lsk);
+	struct sdp_sock *victim;
+	int mib = SDP_MIB_BACKLOG_BUSY;
+
+	for (;;) {
+		victim = NULL;
+		lock_sock(lsk);
+		if (!sdp_listening(lssk)) {
+			release_sock(lsk);
+			break;
+		}
+		/* established and completing together: backlog + 1, as TCP */
+		if (READ_ONCE(lsk->sk_ack_backlog) + lssk->syn_count >
+		    READ_ONCE(lsk->sk_max_ack_backlog)) {
+			/* (with accept_q full, no place would come of it) */
+			if (READ_ONCE(lsk->sk_ack_backlog) <= READ_ONCE(lsk->sk_max_ack_backlog))
+				victim = sdp_syn_oldest(lssk);
+		} else if (sdp_half_open_take(sdp_net(net))) {
+			lssk->syn_count++;
+			release_sock(lsk);
+			return 0;
+		} else {
+			mib = SDP_MIB_HALF_OPEN_FULL;
+			victim = sdp_half_open_oldest(sdp_net(net));
+		}
+		release_sock(lsk);
+		if (!victim)
+			break;
+		/* another may have dropped it meanwhile: then look again */
+		if (sdp_child_drop(victim, ETIMEDOUT))
+			SDP_INC_STATS(net, SDP_MIB_HALF_OPEN_DROPPED);
+		sock_put(&victim->sk);
+	}
+	SDP_INC_STATS(net, mib);
+	return -EBUSY;
+}
+
+/* Listener locked: a place sdp_syn_reserve() took and no child filled. */
+static void sdp_syn_unreserve(struct sdp_sock *lssk)
+{
+	lssk->syn_count--;
+	sdp_half_open_put(sdp_net(sock_net(&lssk->sk)));
+}
+
+/*
+ * Listener locked: the child fills the place reserved for it. On syn_q it
+ * counts against the backlog for syn_timeout_ms at most: a client that
+ * never completes its connection cannot hold the listener's queue longer.
  */
 static void sdp_child_link(struct sdp_sock *lssk, struct sdp_sock *child)
 {
@@ -202,16 +338,20 @@ static void sdp_child_link(struct sdp_sock *lssk, struct sdp_sock *child)
 
 	list_add_tail(&child->child, &lssk->syn_q);
 	child->queue = SDP_Q_SYN;
-	lssk->syn_count++;
+	child->syn_stamp = jiffies;
+	spin_lock(&sn->half_open_lock);
+	list_add_tail(&child->half_open_item, &sn->half_open);
+	spin_unlock(&sn->half_open_lock);
 	sock_hold(&child->sk);
 	if (!queue_delayed_work(sdp_wq, &child->syn_work,
 				msecs_to_jiffies(READ_ONCE(sn->syn_timeout_ms))))
 		sock_put(&child->sk);
 }
 
-/* The SYN timeout no longer applies to @child. */
+/* The SYN timeout and the half-open place no longer apply to @child. */
 static void sdp_child_syn_stop(struct sdp_sock *child)
 {
+	sdp_half_open_leave(child);
 	if (cancel_delayed_work(&child->syn_work))
 		__sock_put(&child->sk);	/* the caller's reference remains */
 }
@@ -285,10 +425,11 @@ static void sdp_child_kill(struct sdp_sock *child, int err)
 
 /*
  * Let a child go if it is still on syn_q: refused at accept, its client
- * gave up, or it died before it was established. Established (accept_q),
- * or on no queue (the listener is dropping it), it is not ours.
+ * gave up, it died before it was established, or its place went to a new
+ * request. Established (accept_q), or on no queue (the listener is
+ * dropping it), it is not ours. True if it was.
  */
-void sdp_child_drop(struct sdp_sock *child, int err)
+bool sdp_child_drop(struct sdp_sock *child, int err)
 {
 	struct sdp_sock *lssk = child->parent;
 	bool mine;
@@ -300,6 +441,7 @@ void sdp_child_drop(struct sdp_sock *child, int err)
 	release_sock(&lssk->sk);
 	if (mine)
 		sdp_child_kill(child, err);
+	return mine;
 }
 
 /* debugfs sdp/fail_accept: that many children fail as if short of memory */
@@ -385,24 +527,21 @@ int sdp_cm_req(struct sdp_sock *lssk, struct rdma_cm_id *id,
 		SDP_INC_STATS(sock_net(lsk), SDP_MIB_BAD_HELLO);
 		goto reject;
 	}
-	reason = SDP_REJ_NOMEM;
-	child = sdp_child_alloc(lssk, id, ev->param.conn.private_data);
-	if (!child)
+	/* Nothing is built for a request the queues have no room for. */
+	reason = SDP_REJ_BUSY;
+	if (sdp_syn_reserve(lssk))
 		goto reject;
-
+	child = sdp_child_alloc(lssk, id, ev->param.conn.private_data);
 	lock_sock(lsk);
-	/*
-	 * Established and completing children together: backlog + 1, so that
-	 * accept_q never holds more than TCP's accept queue would.
-	 */
-	if (!sdp_listening(lssk) ||
-	    READ_ONCE(lsk->sk_ack_backlog) + lssk->syn_count >
-	    READ_ONCE(lsk->sk_max_ack_backlog)) {
-		/* Full: as TCP drops the SYN, the client tries again later. */
-		reason = SDP_REJ_BUSY;
-		SDP_INC_STATS(sock_net(lsk), SDP_MIB_BACKLOG_BUSY);
+	if (!child || !sdp_listening(lssk)) {
+		sdp_syn_unreserve(lssk);
 		release_sock(lsk);
-		sdp_child_discard(child);
+		if (child) {
+			SDP_INC_STATS(sock_net(lsk), SDP_MIB_BACKLOG_BUSY);
+			sdp_child_discard(child);
+		} else {
+			reason = SDP_REJ_NOMEM;
+		}
 		goto reject;
 	}
 	sdp_child_link(lssk, child);

@@ -13,6 +13,8 @@
  *                         it sleeps (SO_BUSY_POLL overrides it per socket)
  *     syn_timeout_ms      how long an accepted RDMA connection may take to
  *                         be established before it is dropped
+ *     max_half_open       how many such connections the namespace's
+ *                         listeners may hold together
  *     buf_size            bytes per receive buffer, header included
  *     rx_bufs, tx_bufs    receive and send buffers per connection, unless
  *                         SO_RCVBUF or SO_SNDBUF is set
@@ -40,6 +42,7 @@ static int sdp_buf_min = SDP_MIN_BUF_SIZE;
 static int sdp_buf_max = SDP_MAX_BUF_SIZE;
 static int sdp_bufs_min = SDP_MIN_BUFS;
 static int sdp_bufs_max = SDP_MAX_BUFS;
+static int sdp_half_open_max = 65536;
 
 /* A template: each namespace gets a copy pointing at its own values. */
 static struct ctl_table sdp_sysctl_table[] = {
@@ -92,6 +95,14 @@ static struct ctl_table sdp_sysctl_table[] = {
 		.extra2		= &sdp_ms_max,
 	},
 	{
+		.procname	= "max_half_open",
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= &sdp_one,
+		.extra2		= &sdp_half_open_max,
+	},
+	{
 		.procname	= "buf_size",
 		.maxlen		= sizeof(int),
 		.mode		= 0644,
@@ -140,12 +151,13 @@ static int sdp_sysctl_init(struct net *net, struct sdp_net *sn)
 	t[3].data = &sn->ncache_ttl;
 	t[4].data = &sn->recv_poll_us;
 	t[5].data = &sn->syn_timeout_ms;
-	t[6].data = &sn->buf_size;
-	t[7].data = &sn->rx_bufs;
-	t[8].data = &sn->tx_bufs;
+	t[6].data = &sn->max_half_open;
+	t[7].data = &sn->buf_size;
+	t[8].data = &sn->rx_bufs;
+	t[9].data = &sn->tx_bufs;
 	/* Kernel memory per connection: not for a user namespace's root. */
 	if (net->user_ns != &init_user_ns)
-		t[6].mode = t[7].mode = t[8].mode = 0444;
+		t[6].mode = t[7].mode = t[8].mode = t[9].mode = 0444;
 	/* SDP's memory limits are the machine's, as tcp_mem */
 	if (!net_eq(net, &init_net)) {
 		n--;
@@ -177,6 +189,9 @@ static __net_init int sdp_net_init(struct net *net)
 	sn->ncache_ttl = 60;
 	sn->recv_poll_us = SDP_RECV_POLL_US;
 	sn->syn_timeout_ms = SDP_SYN_TIMEOUT_MS;
+	sn->max_half_open = SDP_MAX_HALF_OPEN;
+	spin_lock_init(&sn->half_open_lock);
+	INIT_LIST_HEAD(&sn->half_open);
 	sn->buf_size = SDP_BUF_SIZE;
 	sn->rx_bufs = SDP_BUFS;
 	sn->tx_bufs = SDP_BUFS;

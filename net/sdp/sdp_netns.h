@@ -21,6 +21,12 @@ struct ctl_table_header;
  * real client completes in a round trip.
  */
 #define SDP_SYN_TIMEOUT_MS	10000
+/*
+ * Default net.sdp.max_half_open: such connections in all of a namespace's
+ * listeners together, each with its queue pair and rings (as
+ * tcp_max_syn_backlog bounds TCP's requests).
+ */
+#define SDP_MAX_HALF_OPEN	256
 
 /* A destination that recently failed over RDMA (IPv4 as v4-mapped). */
 struct sdp_ncache_entry {
@@ -45,6 +51,10 @@ struct sdp_net {
 	int			buf_size;		/* bytes per receive buffer */
 	int			rx_bufs;		/* receive ring without SO_RCVBUF */
 	int			tx_bufs;		/* send ring without SO_SNDBUF */
+	int			max_half_open;		/* children not established */
+	spinlock_t		half_open_lock;
+	struct list_head	half_open;		/* those children, oldest first */
+	int			half_open_nr;		/* they and requests being accepted */
 	spinlock_t		ncache_lock;
 	struct sdp_ncache_entry	ncache[SDP_NCACHE_SIZE];
 };

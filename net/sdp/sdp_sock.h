@@ -111,6 +111,8 @@ struct sdp_sock {
 	struct sdp_hh		peer_hh;	/* the Hello it came with */
 	struct delayed_work	accept_work;	/* TCP_DEFER_ACCEPT: data came or time is up */
 	struct delayed_work	syn_work;	/* not established in time: dropped */
+	struct list_head	half_open_item;	/* on its namespace's half_open */
+	unsigned long		syn_stamp;	/* jiffies: it joined syn_q */
 
 	/* connection */
 	u32			transport;	/* enum sdp_transport */
@@ -292,7 +294,7 @@ int sdp_addr_to_user(struct sdp_sock *ssk, const struct sockaddr_storage *addr,
 /* sdp_listen.c */
 struct sdp_sock *sdp_accept_dequeue(struct sdp_sock *lssk);
 void sdp_listen_init(struct sdp_sock *ssk);
-void sdp_child_drop(struct sdp_sock *child, int err);
+bool sdp_child_drop(struct sdp_sock *child, int err);
 extern atomic_t sdp_fail_accept;
 void sdp_child_ended(struct sdp_sock *child, struct sdp_sock *lssk);
 void sdp_listen_stop(struct sdp_sock *lssk);

@@ -191,6 +191,7 @@ connect_timeout_ms 1 600000
 negative_cache_ttl 0 86400
 recv_poll_us 0 1000000
 syn_timeout_ms 1 600000
+max_half_open 1 65536
 buf_size 1024 131072
 rx_bufs 4 256
 tx_bufs 4 256"

@@ -1300,82 +1300,183 @@ static int half_open(struct peer *p, const struct sockaddr_storage *dst,
 	return got == RDMA_CM_EVENT_CONNECT_RESPONSE ? 0 : got + 1000;
 }
 
-/*
- * A client that never completes its connections holds a listener's
- * backlog for net.sdp.syn_timeout_ms at most: its children are dropped
- * then, QPs and all (SynTimeout), and a real client, refused as busy
- * meanwhile, gets through over RDMA on its next try. A backlog of 1 takes
- * two (backlog + 1, as TCP).
- */
-FIXTURE(short_syn_timeout) {
-	int saved_syn, saved_ct;
-};
-
-FIXTURE_SETUP(short_syn_timeout)
+/* The child's QP for half-open @qpn is gone (its teardown is a work item). */
+static bool half_open_freed(struct peer *p, unsigned int qpn)
 {
-	self->saved_syn = sdp_sysctl("syn_timeout_ms");
-	self->saved_ct = sdp_sysctl("connect_timeout_ms");
-	sdp_sysctl_set("syn_timeout_ms", 1500);
-	ASSERT_EQ(1500, sdp_sysctl("syn_timeout_ms"));
-	/* the real client's connect may take its time on a slow kernel */
-	sdp_sysctl_set("connect_timeout_ms", 5000);
-}
-
-FIXTURE_TEARDOWN(short_syn_timeout)
-{
-	sdp_sysctl_set("syn_timeout_ms", self->saved_syn);
-	sdp_sysctl_set("connect_timeout_ms", self->saved_ct);
-}
-
-TEST_F(short_syn_timeout, half_open_connections_time_out)
-{
-	long long timeouts = sdp_stat("SynTimeout"), busy = sdp_stat("BacklogBusy");
-	struct peer evil[2] = {};
-	struct sdp_proof proof;
-	char buf[3000] = "after the half-open ones";
-	struct sockaddr_storage addr;
 	struct sdp_qp_state q;
-	unsigned int qpn[2];
-	socklen_t alen;
-	int lfd, fd, a, i;
-	double t0;
 
-	lfd = sdp_listener(sdp_family(), SDP_A, 1, &addr, &alen);
-	ASSERT_LE(0, lfd);
-	for (i = 0; i < 2; i++) {
-		ASSERT_EQ(0, half_open(&evil[i], &addr, &qpn[i])) TH_LOG("half-open %d", i);
-		/* the child's QP exists, waiting for an RTU */
-		ASSERT_EQ(0, sdp_qp_state(evil[i].id->verbs->device->name, qpn[i], &q));
-	}
+	for (int k = 0; k < 50 && !sdp_qp_state(p->id->verbs->device->name, qpn, &q); k++)
+		usleep(100000);
+	return sdp_qp_state(p->id->verbs->device->name, qpn, &q) != 0;
+}
+
+/*
+ * A real client connects (non-blocking) to @addr: how long it waited, and
+ * its bytes over RDMA to the connection @lfd accepts.
+ */
+static double real_client(struct __test_metadata *_metadata, int lfd,
+			  const struct sockaddr_storage *addr, socklen_t alen)
+{
+	char buf[3000] = "after the half-open ones";
+	struct sdp_proof proof;
+	double t0, waited;
+	int fd, a;
+
 	t0 = sdp_now();
 	fd = socket(sdp_family(), SOCK_STREAM | SOCK_NONBLOCK, 0);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(-1, connect(fd, (struct sockaddr *)&addr, alen));
-	ASSERT_EQ(EINPROGRESS, errno);
-	EXPECT_EQ(POLLOUT, sdp_poll1(fd, POLLOUT, 10000) & POLLOUT);
-	TH_LOG("the real client waited %.1f s", sdp_now() - t0);
+	EXPECT_LE(0, fd);
+	EXPECT_EQ(-1, connect(fd, (struct sockaddr *)addr, alen));
+	EXPECT_EQ(EINPROGRESS, errno);
+	EXPECT_EQ(POLLOUT, sdp_poll1(fd, POLLOUT, 30000) & POLLOUT);
+	waited = sdp_now() - t0;
+	TH_LOG("the real client waited %.1f s", waited);
 	EXPECT_EQ(0, sdp_getint(fd, SOL_SOCKET, SO_ERROR));
-	EXPECT_EQ(SDP_TRANSPORT_RDMA, sdp_transport(fd));
+	EXPECT_EQ(SDP_TRANSPORT_RDMA, sdp_transport(fd))
+		TH_LOG("fallback reason %d", sdp_getint(fd, SOL_SDP, SDP_FALLBACK_REASON));
 	a = accept(lfd, NULL, NULL);
-	ASSERT_LE(0, a);
-	ASSERT_EQ(0, sdp_proof_begin(&proof, fd, a));
-	ASSERT_EQ(sizeof(buf), send(fd, buf, sizeof(buf), 0));
-	ASSERT_EQ(sizeof(buf), sdp_read_full(a, buf, sizeof(buf)));
-	SDP_PROVE(&proof);
-	EXPECT_EQ(timeouts + 2, sdp_stat("SynTimeout"));
-	EXPECT_LE(busy + 1, sdp_stat("BacklogBusy"));
-	for (i = 0; i < 2; i++) {
-		/* the teardown is a work item: a moment */
-		for (int k = 0; k < 50 && !sdp_qp_state(evil[i].id->verbs->device->name,
-							   qpn[i], &q); k++)
-			usleep(100000);
-		EXPECT_NE(0, sdp_qp_state(evil[i].id->verbs->device->name, qpn[i], &q))
-			TH_LOG("half-open %d: the child's QP %u is still there", i, qpn[i]);
-		peer_free(&evil[i]);
+	EXPECT_LE(0, a);
+	if (a >= 0 && !sdp_proof_begin(&proof, fd, a)) {
+		EXPECT_EQ(sizeof(buf), send(fd, buf, sizeof(buf), 0));
+		EXPECT_EQ(sizeof(buf), sdp_read_full(a, buf, sizeof(buf)));
+		SDP_PROVE(&proof);
+	} else {
+		EXPECT_TRUE(false) TH_LOG("no connection to prove");
 	}
 	close(a);
 	close(fd);
-	close(lfd);
+	return waited;
+}
+
+/*
+ * Clients that never complete their connections (no RTU): each holds a
+ * place for net.sdp.syn_timeout_ms at most, in its listener's backlog and
+ * in the namespace's net.sdp.max_half_open, and one held past a grace of
+ * 1 s (TCP's first SYN retry) gives it up to a new request. A backlog of 1
+ * takes two (backlog + 1, as TCP).
+ */
+FIXTURE(half_open) {
+	int saved_syn, saved_ct, saved_max;
+	struct peer evil[3];
+	unsigned int qpn[3];
+	int lfd;
+	struct sockaddr_storage addr;
+	socklen_t alen;
+};
+
+FIXTURE_SETUP(half_open)
+{
+	memset(self->evil, 0, sizeof(self->evil));
+	self->saved_syn = sdp_sysctl("syn_timeout_ms");
+	self->saved_ct = sdp_sysctl("connect_timeout_ms");
+	self->saved_max = sdp_sysctl("max_half_open");
+	ASSERT_LT(0, self->saved_max);
+	/* the real client's connect may take its time on a slow kernel */
+	sdp_sysctl_set("connect_timeout_ms", 20000);
+	self->lfd = sdp_listener(sdp_family(), SDP_A, 1, &self->addr, &self->alen);
+	ASSERT_LE(0, self->lfd);
+}
+
+FIXTURE_TEARDOWN(half_open)
+{
+	close(self->lfd);
+	for (int i = 0; i < 3; i++)
+		peer_free(&self->evil[i]);
+	sdp_sysctl_set("syn_timeout_ms", self->saved_syn);
+	sdp_sysctl_set("connect_timeout_ms", self->saved_ct);
+	sdp_sysctl_set("max_half_open", self->saved_max);
+}
+
+/* @n half-open connections to @addr, each with its child's QP. */
+static void hold_places(struct __test_metadata *_metadata, FIXTURE_DATA(half_open) *self,
+			const struct sockaddr_storage *addr, int n)
+{
+	struct sdp_qp_state q;
+
+	for (int i = 0; i < n; i++) {
+		ASSERT_EQ(0, half_open(&self->evil[i], addr, &self->qpn[i]))
+			TH_LOG("half-open %d", i);
+		/* the child's QP exists, waiting for an RTU */
+		ASSERT_EQ(0, sdp_qp_state(self->evil[i].id->verbs->device->name,
+					  self->qpn[i], &q));
+	}
+}
+
+/* Nobody else comes: both are dropped at syn_timeout_ms with their QPs. */
+TEST_F(half_open, dropped_after_syn_timeout)
+{
+	long long timeouts = sdp_stat("SynTimeout");
+	double t0;
+	int i;
+
+	sdp_sysctl_set("syn_timeout_ms", 1500);
+	ASSERT_EQ(1500, sdp_sysctl("syn_timeout_ms"));
+	t0 = sdp_now();
+	hold_places(_metadata, self, &self->addr, 2);
+	for (i = 0; i < 100 && sdp_stat("SynTimeout") < timeouts + 2; i++)
+		usleep(100000);
+	TH_LOG("dropped after %.1f s", sdp_now() - t0);
+	EXPECT_EQ(timeouts + 2, sdp_stat("SynTimeout"));
+	EXPECT_LE(1.4, sdp_now() - t0);
+	for (i = 0; i < 2; i++)
+		EXPECT_TRUE(half_open_freed(&self->evil[i], self->qpn[i]))
+			TH_LOG("half-open %d: the child's QP %u is still there", i, self->qpn[i]);
+	real_client(_metadata, self->lfd, &self->addr, self->alen);
+}
+
+/*
+ * A peer holding the listener's whole backlog delays a real client by one
+ * SYN retry, not syn_timeout_ms (10 s here): refused as busy while the held
+ * places are young, it then takes the oldest's place (HalfOpenDropped),
+ * whose QP goes with it.
+ */
+TEST_F(half_open, real_client_behind_a_held_backlog)
+{
+	long long busy = sdp_stat("BacklogBusy"), dropped = sdp_stat("HalfOpenDropped");
+	long long timeouts = sdp_stat("SynTimeout");
+	double waited;
+
+	sdp_sysctl_set("syn_timeout_ms", 10000);
+	hold_places(_metadata, self, &self->addr, 2);
+	waited = real_client(_metadata, self->lfd, &self->addr, self->alen);
+	EXPECT_GT(5.0, waited);
+	EXPECT_LE(busy + 1, sdp_stat("BacklogBusy"));
+	EXPECT_EQ(dropped + 1, sdp_stat("HalfOpenDropped"));
+	EXPECT_EQ(timeouts, sdp_stat("SynTimeout"));
+	EXPECT_TRUE(half_open_freed(&self->evil[0], self->qpn[0]))
+		TH_LOG("the oldest half-open child's QP %u is still there", self->qpn[0]);
+}
+
+/*
+ * net.sdp.max_half_open bounds such connections over all the namespace's
+ * listeners: with 2 held at one listener, a request to another is refused
+ * (HalfOpenFull) while they are young, and a real client then takes the
+ * oldest's place within a SYN retry or two.
+ */
+TEST_F(half_open, namespace_cap)
+{
+	long long full = sdp_stat("HalfOpenFull"), dropped = sdp_stat("HalfOpenDropped");
+	struct sockaddr_storage addr;
+	unsigned int qpn;
+	socklen_t alen;
+	double waited;
+	int l;
+
+	sdp_sysctl_set("syn_timeout_ms", 10000);
+	sdp_sysctl_set("max_half_open", 2);
+	ASSERT_EQ(2, sdp_sysctl("max_half_open"));
+	l = sdp_listener(sdp_family(), SDP_A, 64, &addr, &alen);
+	ASSERT_LE(0, l);
+	hold_places(_metadata, self, &addr, 2);
+	/* a third is refused at once, wherever it goes */
+	EXPECT_EQ(1000 + RDMA_CM_EVENT_REJECTED, half_open(&self->evil[2], &self->addr, &qpn));
+	EXPECT_EQ(full + 1, sdp_stat("HalfOpenFull"));
+	waited = real_client(_metadata, self->lfd, &self->addr, self->alen);
+	EXPECT_GT(5.0, waited);
+	EXPECT_LE(full + 2, sdp_stat("HalfOpenFull"));
+	EXPECT_EQ(dropped + 1, sdp_stat("HalfOpenDropped"));
+	EXPECT_TRUE(half_open_freed(&self->evil[0], self->qpn[0]))
+		TH_LOG("the oldest half-open child's QP %u is still there", self->qpn[0]);
+	close(l);
 }
 
 /* The kernel connects with SDP to a hand-made listener. */
