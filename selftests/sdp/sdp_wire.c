@@ -2,11 +2,13 @@
 /*
  * The SDP wire protocol against a peer that does not play by the rules: a
  * userspace rdma_cm/verbs program speaks SDP by hand (BSDH, Hello, HelloAck,
- * credits) to the kernel's SDP sockets. Well-formed messages must get
- * through; every malformed one must reset the connection (the socket sees
- * ECONNRESET), bump the counter that names it and draw an Abort back.
- * Incompatible Hellos and HelloAcks are refused, and a refused connect()
- * fails with ECONNREFUSED.
+ * credits) to the kernel's SDP sockets, as the client of an SDP listener
+ * and as the server an SDP socket connects to. Well-formed messages must
+ * get through; every malformed one must reset the connection (the socket
+ * sees ECONNRESET), bump the counter that names it and draw an Abort back,
+ * while another connection goes on and everything the case made (sockets,
+ * QPs, CQs) goes away. Incompatible Hellos and HelloAcks are refused, and a
+ * refused connect() falls back, or fails with ECONNREFUSED.
  */
 #include <pthread.h>
 #include <poll.h>
@@ -21,304 +23,91 @@
 #include "kselftest_harness.h"
 #include "sdp_proof.h"
 #include "sdp_baseline.h"
-
-/* The wire format, written out from the specification on purpose. */
-struct bsdh {
-	uint8_t mid, flags;
-	uint16_t bufs;
-	uint32_t len, mseq, mseq_ack;
-} __attribute__((packed));
-
-struct hh {
-	struct bsdh bsdh;
-	uint8_t majv_minv, ipv_cap, rsvd1, max_adverts;
-	uint32_t desremrcvsz, localrcvsz;
-} __attribute__((packed));
-
-struct hah {
-	struct bsdh bsdh;
-	uint8_t majv_minv, ipv_cap, rsvd1, ext_max_adverts;
-	uint32_t actrcvsz;
-} __attribute__((packed));
-
-enum { MID_HELLO = 0, MID_HELLO_ACK = 1, MID_DISCONN = 2, MID_ABORT = 3,
-       MID_SRCAVAIL = 0xFE, MID_DATA = 0xFF };
-enum { OOB_PRES = 0x01, OOB_PEND = 0x02 };	/* bsdh.flags */
-
-#define PEER_BUFS	16
-#define PEER_SIZE	4096
-
-/* One end of a hand-made SDP connection. */
-struct peer {
-	struct rdma_event_channel *ec;
-	struct rdma_cm_id *id, *listen_id;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_mr *mr;
-	unsigned char *mem;	/* PEER_BUFS receive buffers, then send buffers */
-	uint32_t mseq;		/* last we sent */
-	uint32_t rx_mseq;	/* last we received */
-	uint16_t their_bufs;	/* from their Hello/HelloAck */
-	uint16_t last_bufs;	/* their bufs and mseq_ack, last heard: */
-	uint32_t last_ack;	/* our credits are bufs - (mseq - ack) */
-	int posted;
-	int rx_mids[64];	/* mids we received, in order */
-	int rx_n;
-	struct bsdh last_data;	/* the last Data message with payload */
-	char last_payload[64];
-};
+#include "sdp_peer.h"
 
 /*
- * Wait for the next CM event; 0 if it is @want, else its type + 1000.
- * Its private data (at most @pdata_size bytes) goes to @pdata.
+ * A hand-made peer and a kernel SDP socket over RDMA: the peer connects to
+ * a kernel listener, or (server) the kernel connects to the peer. Beside
+ * them a good SDP pair, which must keep working whatever the peer does.
  */
-static int wait_event(struct peer *p, enum rdma_cm_event_type want,
-		      void *pdata, int pdata_size, int *pdata_len)
-{
-	struct rdma_cm_event *ev;
-	int got;
-
-	if (rdma_get_cm_event(p->ec, &ev))
-		return -1;
-	got = ev->event;
-	if (pdata && ev->param.conn.private_data) {
-		*pdata_len = ev->param.conn.private_data_len;
-		if (*pdata_len > pdata_size)
-			*pdata_len = pdata_size;
-		memcpy(pdata, ev->param.conn.private_data, *pdata_len);
-	}
-	if (got == RDMA_CM_EVENT_CONNECT_REQUEST)
-		p->id = ev->id;
-	rdma_ack_cm_event(ev);
-	return got == (int)want ? 0 : got + 1000;
-}
-
-static int post_recv(struct peer *p, int i)
-{
-	struct ibv_sge sge = { .addr = (uintptr_t)p->mem + i * PEER_SIZE,
-			       .length = PEER_SIZE, .lkey = p->mr->lkey };
-	struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 }, *bad;
-
-	return ibv_post_recv(p->id->qp, &wr, &bad);
-}
-
-static int peer_qp(struct peer *p)
-{
-	struct ibv_qp_init_attr attr = {
-		.cap = { .max_send_wr = 64, .max_recv_wr = PEER_BUFS + 1,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-		.qp_type = IBV_QPT_RC,
-	};
-	int i;
-
-	p->pd = ibv_alloc_pd(p->id->verbs);
-	p->cq = ibv_create_cq(p->id->verbs, 128, NULL, NULL, 0);
-	p->mem = calloc(2 * PEER_BUFS, PEER_SIZE);
-	if (!p->pd || !p->cq || !p->mem)
-		return -1;
-	p->mr = ibv_reg_mr(p->pd, p->mem, 2 * PEER_BUFS * PEER_SIZE,
-			   IBV_ACCESS_LOCAL_WRITE);
-	attr.send_cq = attr.recv_cq = p->cq;
-	if (!p->mr || rdma_create_qp(p->id, p->pd, &attr))
-		return -1;
-	for (i = 0; i < PEER_BUFS; i++)
-		if (post_recv(p, i))
-			return -1;
-	p->posted = PEER_BUFS;
-	return 0;
-}
-
-static void fill_bsdh(struct bsdh *h, uint8_t mid, uint16_t bufs, uint32_t len)
-{
-	memset(h, 0, sizeof(*h));
-	h->mid = mid;
-	h->bufs = htons(bufs);
-	h->len = htonl(len);
-}
-
-/* A new id with a route to @dst; 0 or -1. */
-static int peer_route(struct peer *p, const struct sockaddr_storage *dst)
-{
-	p->ec = rdma_create_event_channel();
-	if (!p->ec || rdma_create_id(p->ec, &p->id, NULL, RDMA_PS_TCP) ||
-	    rdma_resolve_addr(p->id, NULL, (struct sockaddr *)dst, 2000) ||
-	    wait_event(p, RDMA_CM_EVENT_ADDR_RESOLVED, NULL, 0, NULL) ||
-	    rdma_resolve_route(p->id, 2000) ||
-	    wait_event(p, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL, 0, NULL))
-		return -1;
-	return 0;
-}
-
-/* Connect to an SDP listener with @hello; 0, or the unexpected event + 1000. */
-static int peer_connect(struct peer *p, const struct sockaddr_storage *dst,
-			const struct hh *hello, void *reply, int reply_size,
-			int *reply_len)
-{
-	struct rdma_conn_param param = { .private_data = hello,
-					 .private_data_len = sizeof(*hello),
-					 .retry_count = 7, .rnr_retry_count = 7 };
-	int err;
-
-	if (peer_route(p, dst) || peer_qp(p) || rdma_connect(p->id, &param))
-		return -1;
-	err = wait_event(p, RDMA_CM_EVENT_ESTABLISHED, reply, reply_size, reply_len);
-	if (!err)
-		p->their_bufs = p->last_bufs = ntohs(((struct hah *)reply)->bsdh.bufs);
-	return err;
-}
-
-static void peer_free(struct peer *p)
-{
-	if (p->id && p->id->qp)
-		rdma_destroy_qp(p->id);
-	if (p->mr)
-		ibv_dereg_mr(p->mr);
-	if (p->cq)
-		ibv_destroy_cq(p->cq);
-	if (p->pd)
-		ibv_dealloc_pd(p->pd);
-	if (p->id)
-		rdma_destroy_id(p->id);
-	if (p->listen_id)
-		rdma_destroy_id(p->listen_id);
-	if (p->ec)
-		rdma_destroy_event_channel(p->ec);
-	free(p->mem);
-}
-
-static void good_hello(struct hh *h, int bufs)
-{
-	memset(h, 0, sizeof(*h));
-	fill_bsdh(&h->bsdh, MID_HELLO, bufs, sizeof(*h));
-	h->majv_minv = 0x22;
-	h->ipv_cap = 0x40;
-	h->desremrcvsz = htonl(PEER_SIZE);
-	h->localrcvsz = htonl(PEER_SIZE);
-}
-
-/* The send buffer of our next message. */
-static unsigned char *send_slot(struct peer *p)
-{
-	return p->mem + (PEER_BUFS + (p->mseq % PEER_BUFS)) * PEER_SIZE;
-}
-
-/* Post @len bytes of the send buffer as @wr says (opcode, RDMA target). */
-static int post_send(struct peer *p, struct ibv_send_wr *wr, uint32_t len)
-{
-	struct ibv_sge sge = { .addr = (uintptr_t)send_slot(p), .length = len,
-			       .lkey = p->mr->lkey };
-	struct ibv_send_wr *bad;
-
-	wr->sg_list = &sge;
-	wr->num_sge = 1;
-	wr->send_flags = IBV_SEND_SIGNALED;
-	return ibv_post_send(p->id->qp, wr, &bad);
-}
-
-/* Send a message: @h as given (mseq etc. already set) plus @payload. */
-static int send_raw(struct peer *p, const struct bsdh *h, const void *payload,
-		    uint32_t payload_len)
-{
-	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND };
-
-	memcpy(send_slot(p), h, sizeof(*h));
-	memcpy(send_slot(p) + sizeof(*h), payload, payload_len);
-	return post_send(p, &wr, sizeof(*h) + payload_len);
-}
-
-/* A well-formed message with the next mseq. */
-static int send_msg(struct peer *p, uint8_t mid, const void *payload, uint32_t len)
-{
-	struct bsdh h;
-
-	fill_bsdh(&h, mid, PEER_BUFS - 1, sizeof(h) + len);
-	h.mseq = htonl(++p->mseq);
-	h.mseq_ack = htonl(p->rx_mseq);
-	return send_raw(p, &h, payload, len);
-}
-
-/* Take in completions for up to @ms; records the mids we received. */
-static void peer_poll(struct peer *p, int ms)
-{
-	double end = sdp_now() + ms / 1000.0;
-	struct ibv_wc wc;
-
-	while (sdp_now() < end) {
-		int n = ibv_poll_cq(p->cq, 1, &wc);
-
-		if (n <= 0) {
-			usleep(1000);
-			continue;
-		}
-		if (wc.status != IBV_WC_SUCCESS || !(wc.opcode & IBV_WC_RECV))
-			continue;
-		struct bsdh *h = (void *)(p->mem + wc.wr_id * PEER_SIZE);
-
-		p->rx_mseq = ntohl(h->mseq);
-		p->last_bufs = ntohs(h->bufs);
-		p->last_ack = ntohl(h->mseq_ack);
-		if (p->rx_n < 64)
-			p->rx_mids[p->rx_n++] = h->mid;
-		if (h->mid == MID_DATA && wc.byte_len > sizeof(*h)) {
-			p->last_data = *h;
-			size_t n = wc.byte_len - sizeof(*h);
-
-			memcpy(p->last_payload, h + 1,
-			       n < sizeof(p->last_payload) ? n : sizeof(p->last_payload));
-		}
-		post_recv(p, wc.wr_id);
-	}
-}
-
-static bool peer_got(struct peer *p, int mid);
-
-/* Take in completions until @mid arrives, 5 s at most. */
-static bool peer_wait_for(struct peer *p, int mid)
-{
-	int i;
-
-	for (i = 0; i < 50 && !peer_got(p, mid); i++)
-		peer_poll(p, 100);
-	return peer_got(p, mid);
-}
-
-static bool peer_got(struct peer *p, int mid)
-{
-	int i;
-
-	for (i = 0; i < p->rx_n; i++)
-		if (p->rx_mids[i] == mid)
-			return true;
-	return false;
-}
-
-/* The kernel listens with SDP; a hand-made peer connects. */
 FIXTURE(evil_client) {
+	bool server;		/* the peer listens, the kernel connects */
 	int lfd, sfd;
+	int good[2];		/* the good pair */
+	struct baseline before;
 	struct sockaddr_storage addr;
 	socklen_t alen;
 	struct peer p;
-	char hah[256];
-	int hah_len;
+	char hello[256];	/* the kernel's HelloAck, or (server) its Hello */
+	int hello_len;
 	unsigned int refused;	/* packets the kernel's HCA refused */
 };
 
-/* A connection from a hand-made peer to a kernel SDP listener, accepted. */
+FIXTURE_VARIANT(evil_client) {
+	bool server;
+};
+
+FIXTURE_VARIANT_ADD(evil_client, peer_connects) { .server = false };
+FIXTURE_VARIANT_ADD(evil_client, kernel_connects) { .server = true };
+
+/* The kernel connects to the peer's listener, which accepts: its socket. */
+static int kernel_connects(struct __test_metadata *_metadata,
+			   FIXTURE_DATA(evil_client) *self)
+{
+	struct sockaddr_storage addr;
+	int buf_size = sdp_sysctl("buf_size"), fd;
+	socklen_t alen;
+
+	if (peer_listen(&self->p, &addr, &alen))
+		return -1;
+	/* receive buffers of the peer's size, as its Hello gets them below */
+	sdp_sysctl_set("buf_size", PEER_SIZE);
+	fd = socket(sdp_family(), SOCK_STREAM | SOCK_NONBLOCK, 0);
+	if (fd >= 0 && (connect(fd, (struct sockaddr *)&addr, alen) == 0 || errno == EINPROGRESS) &&
+	    !peer_accept(&self->p, (struct hh *)self->hello, &self->hello_len) &&
+	    (sdp_poll1(fd, POLLOUT, 10000) & POLLOUT) &&
+	    !sdp_getint(fd, SOL_SOCKET, SO_ERROR) && !fcntl(fd, F_SETFL, 0)) {
+		sdp_sysctl_set("buf_size", buf_size);
+		return fd;
+	}
+	sdp_sysctl_set("buf_size", buf_size);
+	close(fd);
+	return -1;
+}
+
+/* The hand-made peer's connection to a kernel SDP socket, and the good pair. */
 static void client_up(struct __test_metadata *_metadata,
 		      FIXTURE_DATA(evil_client) *self)
 {
 	struct timeval tv = { .tv_sec = 5 };
+	bool own_qp = self->p.own_qp;
+	int rd_atomic = self->p.rd_atomic;
 	struct hh hello;
 
 	memset(&self->p, 0, sizeof(self->p));
-	self->sfd = -1;
+	self->p.own_qp = own_qp;
+	self->p.rd_atomic = rd_atomic;
+	self->sfd = self->good[0] = self->good[1] = -1;
+	baseline_read(&self->before);
+	ASSERT_LE(0, self->before.qps);
 	self->lfd = sdp_listener(sdp_family(), SDP_A, 8, &self->addr, &self->alen);
 	ASSERT_LE(0, self->lfd);
-	good_hello(&hello, PEER_BUFS - 1);
-	ASSERT_EQ(0, peer_connect(&self->p, &self->addr, &hello, self->hah,
-				  sizeof(self->hah), &self->hah_len));
-	self->sfd = accept(self->lfd, NULL, NULL);
-	ASSERT_LE(0, self->sfd);
+	self->good[0] = sdp_connect(sdp_family(), &self->addr, self->alen);
+	ASSERT_LE(0, self->good[0]);
+	self->good[1] = accept(self->lfd, NULL, NULL);
+	ASSERT_LE(0, self->good[1]);
+	if (self->server) {
+		self->sfd = kernel_connects(_metadata, self);
+		ASSERT_LE(0, self->sfd);
+	} else {
+		good_hello(&hello, PEER_BUFS - 1);
+		ASSERT_EQ(0, peer_connect(&self->p, &self->addr, &hello, self->hello,
+					  sizeof(self->hello), &self->hello_len));
+		if (self->p.own_qp)
+			return;		/* the case goes on before the RTU */
+		self->sfd = accept(self->lfd, NULL, NULL);
+		ASSERT_LE(0, self->sfd);
+	}
 	ASSERT_EQ(0, setsockopt(self->sfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
 }
 
@@ -327,30 +116,50 @@ static void client_up(struct __test_metadata *_metadata,
  * and every packet we sent reached it (rdma_cm makes our send PSN its
  * receive PSN), whatever it then made of them. A packet its HCA refused
  * moved its QP to error before the receive PSN moved past it (refused).
+ * The good pair still carries bytes both ways over RDMA, and once all is
+ * closed the SDP sockets, QPs and CQs are back to their counts.
  */
 static void client_down(struct __test_metadata *_metadata,
 			FIXTURE_DATA(evil_client) *self)
 {
 	struct sdp_qp_state mine, theirs;
+	struct baseline now;
 	struct sdp_info info;
+	char b[2] = "";
 
-	if (self->sfd >= 0 && !sdp_info(self->sfd, &info) &&
+	if (self->sfd >= 0 && self->p.qp && !sdp_info(self->sfd, &info) &&
 	    info.transport == SDP_TRANSPORT_RDMA &&
 	    !sdp_qp_state(info.ibdev, info.qp_num, &theirs) &&
-	    !sdp_qp_state(info.ibdev, self->p.id->qp->qp_num, &mine) &&
-	    theirs.rqpn == self->p.id->qp->qp_num && mine.rqpn == info.qp_num &&
+	    !sdp_qp_state(info.ibdev, self->p.qp->qp_num, &mine) &&
+	    theirs.rqpn == self->p.qp->qp_num && mine.rqpn == info.qp_num &&
 	    mine.sq_psn == ((theirs.rq_psn + self->refused) & 0xffffff))
 		fprintf(stderr, "# PROOF rdma %s qp %u<->%u, %u msgs in\n", info.ibdev,
-			info.qp_num, self->p.id->qp->qp_num, (unsigned int)info.rx_msgs);
+			info.qp_num, self->p.qp->qp_num, (unsigned int)info.rx_msgs);
 	else
 		EXPECT_TRUE(false) TH_LOG("no RDMA connection to our QP");
+	if (self->good[1] >= 0) {
+		EXPECT_EQ(SDP_TRANSPORT_RDMA, sdp_transport(self->good[0]));
+		EXPECT_EQ(SDP_TRANSPORT_RDMA, sdp_transport(self->good[1]));
+		EXPECT_EQ(1, send(self->good[0], "g", 1, 0));
+		EXPECT_EQ(1, send(self->good[1], "h", 1, 0));
+		EXPECT_EQ(1, sdp_read_full(self->good[1], b, 1));
+		EXPECT_EQ(1, sdp_read_full(self->good[0], b + 1, 1));
+		EXPECT_EQ(0, memcmp(b, "gh", 2)) TH_LOG("the good pair broke");
+	}
 	close(self->sfd);
+	close(self->good[0]);
+	close(self->good[1]);
 	close(self->lfd);
 	peer_free(&self->p);
+	EXPECT_TRUE(baseline_back(&self->before, &now, 10))
+		TH_LOG("QPs %d -> %d, CQs %d -> %d, SDP sockets %d -> %d",
+		       self->before.qps, now.qps, self->before.cqs, now.cqs,
+		       self->before.socks, now.socks);
 }
 
 FIXTURE_SETUP(evil_client)
 {
+	self->server = variant->server;
 	client_up(_metadata, self);
 }
 
@@ -369,19 +178,24 @@ FIXTURE_TEARDOWN(evil_client)
 	EXPECT_EQ(ECONNRESET, errno);					\
 } while (0)
 
-TEST_F(evil_client, hello_ack_is_well_formed)
+/* What the kernel said first: its HelloAck, or its Hello. */
+TEST_F(evil_client, kernels_hello_is_well_formed)
 {
-	struct hah *h = (struct hah *)self->hah;
+	struct hah *ha = (struct hah *)self->hello;
+	struct hh *h = (struct hh *)self->hello;
 
-	ASSERT_LE(sizeof(*h), self->hah_len);
-	EXPECT_EQ(MID_HELLO_ACK, h->bsdh.mid);
-	EXPECT_EQ(sizeof(*h), ntohl(h->bsdh.len));
+	ASSERT_LE(self->server ? sizeof(*h) : sizeof(*ha), self->hello_len);
+	EXPECT_EQ(self->server ? MID_HELLO : MID_HELLO_ACK, h->bsdh.mid);
+	EXPECT_EQ(self->server ? sizeof(*h) : sizeof(*ha), ntohl(h->bsdh.len));
+	EXPECT_EQ(0, h->bsdh.flags);
 	EXPECT_EQ(0, ntohl(h->bsdh.mseq));
+	EXPECT_EQ(0, ntohl(h->bsdh.mseq_ack));
 	EXPECT_EQ(2, h->majv_minv >> 4);
-	EXPECT_EQ(PEER_SIZE, ntohl(h->actrcvsz));
 	/* a new connection posts 4 receive buffers, one kept spare */
 	EXPECT_EQ(3, ntohs(h->bsdh.bufs));
-	EXPECT_EQ(0x40, h->ipv_cap);	/* our Hello's IPv4, echoed */
+	EXPECT_EQ(0x40, h->ipv_cap);	/* IPv4 (the listener: our Hello's, echoed) */
+	EXPECT_EQ(PEER_SIZE, self->p.their_size);
+	EXPECT_EQ(PEER_SIZE, ntohl(self->server ? h->desremrcvsz : ha->actrcvsz));
 }
 
 TEST_F(evil_client, good_data_arrives)
@@ -476,13 +290,6 @@ static void expect_fault(struct __test_metadata *_metadata,
 	EXPECT_TRUE(conn_error_traced(counter)) TH_LOG("no sdp_conn_error %s", counter);
 }
 
-static void next_header(struct peer *p, struct bsdh *h, uint8_t mid, uint32_t len)
-{
-	fill_bsdh(h, mid, PEER_BUFS - 1, sizeof(*h) + len);
-	h->mseq = htonl(++p->mseq);
-	h->mseq_ack = htonl(p->rx_mseq);
-}
-
 /*
  * Every message id but Data, DisConn and Abort: the ones SDP has that we
  * never invite (we offer no adverts, never resize), and some it has not.
@@ -494,10 +301,14 @@ FIXTURE(evil_mid) {
 FIXTURE_VARIANT(evil_mid) {
 	uint8_t mid;
 	const char *counter;
+	bool server;
 };
 
+/* each both ways: to a kernel listener, and to a kernel that connected */
 #define MID_VARIANT(name, id, why)					\
-	FIXTURE_VARIANT_ADD(evil_mid, name) { .mid = id, .counter = why }
+	FIXTURE_VARIANT_ADD(evil_mid, name) { .mid = id, .counter = why };	\
+	FIXTURE_VARIANT_ADD(evil_mid, name##_kernel_connects) {		\
+		.mid = id, .counter = why, .server = true }
 MID_VARIANT(hello, MID_HELLO, "UnexpectedMid");
 MID_VARIANT(hello_ack, MID_HELLO_ACK, "UnexpectedMid");
 MID_VARIANT(sendsm, 0x04, "UnexpectedMid");
@@ -514,6 +325,7 @@ MID_VARIANT(unknown_fc, 0xFC, "BadMid");
 
 FIXTURE_SETUP(evil_mid)
 {
+	self->c.server = variant->server;
 	client_up(_metadata, &self->c);
 }
 
@@ -570,8 +382,7 @@ TEST_F(evil_client, bufs_beyond_max)
 /* One Data message more than the HelloAck's bufs lands in the spare. */
 TEST_F(evil_client, data_beyond_credits)
 {
-	struct hah *hah = (struct hah *)self->hah;
-	int bufs = ntohs(hah->bsdh.bufs), i;
+	int bufs = self->p.their_bufs, i;
 	struct bsdh h;
 
 	for (i = 0; i < bufs; i++)
@@ -882,7 +693,7 @@ TEST_F(evil_client, message_beyond_our_buffer)
 	static const char *const counters[] = { "BadLen", "QpError" };
 	long long before = stat_sum(counters), aborts = sdp_stat("AbortSent");
 	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND };
-	uint32_t len = ntohl(((struct hah *)self->hah)->actrcvsz) + 64;
+	uint32_t len = self->p.their_size + 64;
 	struct bsdh h;
 
 	ASSERT_GE(PEER_SIZE, len - 64);
@@ -910,10 +721,64 @@ TEST_F(evil_client, rdma_write_on_our_memory)
 	expect_qp_fault(_metadata, self, counters, before, aborts);
 }
 
-/* Our credits by what the kernel last told us. */
-static int peer_credits(const struct peer *p)
+/*
+ * With its own QP a peer can give itself RDMA Reads the CM never agreed
+ * to: a Read of our memory, no rkey of ours known, our QP granting none.
+ */
+TEST(rdma_read_of_our_memory)
 {
-	return (int)p->last_bufs - (int)(p->mseq - p->last_ack);
+	static const char *const counters[] = { "QpError", NULL };
+	FIXTURE_DATA(evil_client) c = { .p = { .own_qp = true, .rd_atomic = 1 } };
+	struct ibv_send_wr wr = { .opcode = IBV_WR_RDMA_READ,
+				  .wr.rdma = { .remote_addr = 0x10000, .rkey = 0x1234 } };
+	struct timeval tv = { .tv_sec = 5 };
+	long long before, aborts;
+
+	client_up(_metadata, &c);
+	ASSERT_EQ(0, peer_establish(&c.p));
+	c.sfd = accept(c.lfd, NULL, NULL);
+	ASSERT_LE(0, c.sfd);
+	ASSERT_EQ(0, setsockopt(c.sfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+	before = stat_sum(counters);
+	aborts = sdp_stat("AbortSent");
+	ASSERT_EQ(0, conn_error_trace());
+	ASSERT_EQ(0, post_send(&c.p, &wr, 64));
+	expect_qp_fault(_metadata, &c, counters, before, aborts);
+	client_down(_metadata, &c);
+}
+
+/*
+ * Data before the RTU: the peer's QP is up once the REP is in, and its
+ * first messages may overtake its RTU (or the RTU may be lost). They wait
+ * in the child's ring: a provider that reports the QP's COMM_EST has the
+ * CM establish the connection on them, as the IB spec says (rxe reports
+ * none: then the RTU does). Either way accept() returns the connection
+ * with every byte, in order.
+ */
+TEST(data_before_the_rtu_is_delivered)
+{
+	FIXTURE_DATA(evil_client) c = { .p = { .own_qp = true } };
+	char buf[16];
+	int early;
+
+	client_up(_metadata, &c);
+	ASSERT_EQ(0, send_msg(&c.p, MID_DATA, "early", 5));
+	ASSERT_EQ(0, send_msg(&c.p, MID_DATA, "-on", 3));
+	early = sdp_poll1(c.lfd, POLLIN, 1000) & POLLIN;
+	TH_LOG("%s before the RTU", early ? "established (COMM_EST)" : "not acceptable");
+	ASSERT_EQ(0, peer_establish(&c.p));
+	ASSERT_NE(0, sdp_poll1(c.lfd, POLLIN, 10000) & POLLIN) TH_LOG("not acceptable");
+	c.sfd = accept(c.lfd, NULL, NULL);
+	ASSERT_LE(0, c.sfd);
+	ASSERT_EQ(8, recv(c.sfd, buf, 8, MSG_WAITALL));
+	EXPECT_EQ(0, memcmp(buf, "early-on", 8));
+	ASSERT_EQ(0, send_msg(&c.p, MID_DATA, "late", 4));
+	ASSERT_EQ(4, recv(c.sfd, buf, sizeof(buf), 0));
+	EXPECT_EQ(0, memcmp(buf, "late", 4));
+	ASSERT_EQ(4, send(c.sfd, "back", 4, 0));
+	ASSERT_TRUE(peer_wait_for(&c.p, MID_DATA));
+	EXPECT_EQ(0, memcmp(c.p.last_payload, "back", 4));
+	client_down(_metadata, &c);
 }
 
 /*
@@ -1050,7 +915,8 @@ static bool fuzz_one(struct peer *p, struct fuzz *f)
 }
 
 /*
- * For SDP_FUZZ_SECONDS (default 10), connection after connection: a random
+ * For SDP_FUZZ_SECONDS (default 10), connection after connection (every
+ * other one the kernel's connect, the rest to its listener): a random
  * sequence of up to 32 messages, mostly good Data within credits, some
  * missteps (a random id, flipped header bits, wrong lengths, mseq gaps and
  * duplicates, acks from the future, bufs and flag lies, DisConn with data,
@@ -1082,6 +948,8 @@ TEST(random_sequences_for_a_bounded_time)
 		bool going = true, open = true;
 		size_t start = f.nsent;
 
+		/* every other one to a kernel that connected */
+		c.server = conns & 1;
 		client_up(_metadata, &c);
 		ASSERT_EQ(0, setsockopt(c.sfd, SOL_SOCKET, SO_OOBINLINE, &one, sizeof(one)));
 		f.nrecv = start;
@@ -1131,6 +999,8 @@ TEST(random_sequences_for_a_bounded_time)
 		}
 		f.nsent = f.nrecv;	/* the next connection starts afresh */
 		close(c.sfd);
+		close(c.good[0]);
+		close(c.good[1]);
 		close(c.lfd);
 		peer_free(&c.p);
 		conns++;
@@ -1152,13 +1022,52 @@ TEST(random_sequences_for_a_bounded_time)
 	client_down(_metadata, &c);
 }
 
-/* Hellos the listener must refuse. */
+/* One field of a Hello or HelloAck set to @value (@size bytes, big-endian). */
+struct mutation {
+	int off, size;
+	uint32_t value;
+};
+
+static void mutate(void *msg, const struct mutation *m)
+{
+	unsigned char *b = (unsigned char *)msg + m->off;
+
+	for (int i = 0; i < m->size; i++)
+		b[i] = m->value >> (8 * (m->size - 1 - i));
+}
+
+/* Where each field is: struct bsdh, then the Hello's or HelloAck's own. */
+#define F_MID		0, 1
+#define F_BUFS		2, 2
+#define F_LEN		4, 4
+#define F_VERSION	16, 1
+#define F_SIZE		24, 4	/* Hello: localrcvsz */
+#define F_ACT_SIZE	20, 4	/* HelloAck: actrcvsz */
+
+/* Hellos the listener must refuse, with the reason its reject gives. */
 FIXTURE(evil_hello) {
 	int lfd;
 	struct sockaddr_storage addr;
 	socklen_t alen;
 	struct peer p;
 };
+
+FIXTURE_VARIANT(evil_hello) {
+	struct mutation m;
+	int reason;	/* SDP_REJ_VERSION 1, SDP_REJ_MALFORMED 2 */
+};
+
+#define HELLO_VARIANT(name, field, v, why)				\
+	FIXTURE_VARIANT_ADD(evil_hello, name) { .m = { field, v }, .reason = why }
+HELLO_VARIANT(version_1, F_VERSION, 0x10, 1);
+HELLO_VARIANT(version_3, F_VERSION, 0x30, 1);
+HELLO_VARIANT(not_a_hello, F_MID, 0xFF, 2);
+HELLO_VARIANT(length_short, F_LEN, 16, 2);
+HELLO_VARIANT(length_beyond, F_LEN, 56, 2);
+HELLO_VARIANT(too_few_bufs, F_BUFS, 1, 2);
+HELLO_VARIANT(bufs_beyond_max, F_BUFS, 256, 2);
+HELLO_VARIANT(size_tiny, F_SIZE, 16, 2);
+HELLO_VARIANT(size_huge, F_SIZE, 1 << 30, 2);
 
 FIXTURE_SETUP(evil_hello)
 {
@@ -1175,59 +1084,70 @@ FIXTURE_TEARDOWN(evil_hello)
 	peer_free(&self->p);
 }
 
-TEST_F(evil_hello, bad_version_refused)
-{
-	long long before = sdp_stat("RejectSent");
-	struct hh hello;
-	char rej[256];
-	int len = 0;
-
-	good_hello(&hello, PEER_BUFS - 1);
-	hello.majv_minv = 0x10;
-	EXPECT_EQ(1000 + RDMA_CM_EVENT_REJECTED,
-		  peer_connect(&self->p, &self->addr, &hello, rej,
-				       sizeof(rej), &len));
-	ASSERT_LE(2, len);
-	EXPECT_EQ(MID_HELLO, rej[0]);
-	EXPECT_EQ(1, rej[1]);		/* SDP_REJ_VERSION */
-	EXPECT_EQ(before + 1, sdp_stat("RejectSent"));
-}
-
-TEST_F(evil_hello, malformed_hello_refused)
+TEST_F(evil_hello, refused)
 {
 	long long bad = sdp_stat("BadHello"), rejected = sdp_stat("RejectSent");
+	struct baseline before, now;
 	struct hh hello;
 	char rej[256];
 	int len = 0;
 
-	good_hello(&hello, 1);		/* too few buffers to ever send data */
+	baseline_read(&before);
+	good_hello(&hello, PEER_BUFS - 1);
+	mutate(&hello, &variant->m);
 	EXPECT_EQ(1000 + RDMA_CM_EVENT_REJECTED,
-		  peer_connect(&self->p, &self->addr, &hello, rej,
-				       sizeof(rej), &len));
+		  peer_connect(&self->p, &self->addr, &hello, rej, sizeof(rej), &len));
 	ASSERT_LE(2, len);
 	EXPECT_EQ(MID_HELLO, rej[0]);
-	EXPECT_EQ(2, rej[1]);		/* SDP_REJ_MALFORMED */
+	EXPECT_EQ(variant->reason, rej[1]);
 	EXPECT_EQ(bad + 1, sdp_stat("BadHello"));
 	EXPECT_EQ(rejected + 1, sdp_stat("RejectSent"));
+	/* no child, no QP: refused before anything was built */
+	EXPECT_TRUE(baseline_back(&before, &now, 5))
+		TH_LOG("QPs %d -> %d, CQs %d -> %d, SDP sockets %d -> %d",
+		       before.qps, now.qps, before.cqs, now.cqs, before.socks, now.socks);
 }
 
 /*
- * A peer that asks for the largest buffers (128 KiB both ways) and never
- * reads: we keep our own receive size, and the send ring, filled while
- * the peer's credits are gone, holds no more bytes than it was sized for
- * in ours (before, 16 buffers of the peer's 128 KiB: 2 MiB).
+ * What the socket holds, as SO_MEMINFO says: receive buffers, send buffers
+ * in flight, and what it has charged ahead (its forward allocation).
+ */
+static long socket_memory(int fd, int *rcvbuf, int *sndbuf)
+{
+	__u32 m[SK_MEMINFO_VARS];
+	socklen_t len = sizeof(m);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_MEMINFO, m, &len))
+		return -1;
+	*rcvbuf = m[SK_MEMINFO_RCVBUF];
+	*sndbuf = m[SK_MEMINFO_SNDBUF];
+	return (long)m[SK_MEMINFO_RMEM_ALLOC] + m[SK_MEMINFO_WMEM_QUEUED] +
+	       m[SK_MEMINFO_FWD_ALLOC];
+}
+
+/*
+ * A peer that asks for the largest buffers (128 KiB both ways), never
+ * reads, and sends all its credits allow while our reader never reads: we
+ * keep our own receive size, the receive ring stops at its size, and the
+ * send ring, filled while the peer's credits are gone, holds no more bytes
+ * than it was sized for in ours (before, 16 buffers of the peer's 128 KiB:
+ * 2 MiB). Everything the socket holds stays within twice its SO_RCVBUF and
+ * SO_SNDBUF together, as SO_MEMINFO counts it (and as /proc/net/protocols
+ * and a memory cgroup are charged: sdp_mem).
  */
 TEST(huge_buffer_peer_never_reading_cannot_grow_our_memory)
 {
 	long size = sdp_sysctl("buf_size");
 	long bufs = sdp_sysctl("tx_bufs");
+	static char payload[PEER_SIZE - sizeof(struct bsdh)];
 	struct sockaddr_storage addr;
 	unsigned long long held;
+	int lfd, sfd, reply_len, sent = 0, rcvbuf = 0, sndbuf = 0, flood = 0, i;
 	struct sdp_qp_state q;
 	struct peer p = {};
 	struct sdp_info info;
 	char reply[256], chunk[1024] = "";
-	int lfd, sfd, reply_len, sent = 0;
+	long mem, high = 0;
 	socklen_t alen;
 	struct hh hello;
 	ssize_t n = 0;
@@ -1249,26 +1169,59 @@ TEST(huge_buffer_peer_never_reading_cannot_grow_our_memory)
 		sent += n;
 	EXPECT_EQ(-1, n);
 	EXPECT_EQ(EAGAIN, errno);
+	high = socket_memory(sfd, &rcvbuf, &sndbuf);
+	/*
+	 * The peer sends all its credits allow, rounds until none come back,
+	 * saying it has no buffer free (bufs 0): it reads nothing. It acks
+	 * what came, so that our side can still announce its ring's growth.
+	 */
+	peer_poll(&p, 100);
+	for (i = 0; i < 100; i++) {
+		int before = flood;
+		struct bsdh h;
+
+		while (peer_credits(&p) > 0) {
+			next_header(&p, &h, MID_DATA, sizeof(payload));
+			h.bufs = 0;
+			if (send_raw(&p, &h, payload, sizeof(payload)))
+				break;
+			flood++;
+		}
+		peer_poll(&p, 100);
+		mem = socket_memory(sfd, &rcvbuf, &sndbuf);
+		if (mem > high)
+			high = mem;
+		if (flood == before && peer_credits(&p) <= 0)
+			break;
+	}
 	ASSERT_EQ(0, sdp_info(sfd, &info));
 	held = (unsigned long long)info.rx_bufs_held * info.rcv_size +
 	       (unsigned long long)info.tx_bufs_held * info.snd_size;
-	TH_LOG("%d B taken; held %llu KiB: %u receive buffers of %u B, %u send buffers of %u B",
-	       sent, held >> 10, info.rx_bufs_held, info.rcv_size, info.tx_bufs_held,
-	       info.snd_size);
+	TH_LOG("%d B taken, %d messages of %zu B in; held %llu KiB: %u receive buffers of %u B, %u send buffers of %u B",
+	       sent, flood, sizeof(payload), held >> 10, info.rx_bufs_held, info.rcv_size,
+	       info.tx_bufs_held, info.snd_size);
+	TH_LOG("high-water %ld KiB (SO_MEMINFO), SO_RCVBUF %d KiB + SO_SNDBUF %d KiB",
+	       high >> 10, rcvbuf >> 10, sndbuf >> 10);
 	EXPECT_EQ(size, info.rcv_size);
 	EXPECT_EQ(128 << 10, info.snd_size);
 	/* the ring's bytes in our size, or two of the peer's messages */
 	EXPECT_LE((unsigned long long)info.tx_bufs_held * info.snd_size,
 		  (unsigned long long)(bufs * size > 2 * info.snd_size ? bufs * size :
 				       2 * info.snd_size));
+	/* the receive ring grew as the peer used its credits, to its size */
+	EXPECT_LT(4, info.rx_bufs_held);
+	EXPECT_LE(info.rx_bufs_held, sdp_sysctl("rx_bufs"));
+	EXPECT_LE(high, 2L * (rcvbuf + sndbuf));
 	/* the messages went over our QP to the peer's */
 	ASSERT_EQ(SDP_TRANSPORT_RDMA, info.transport);
 	ASSERT_EQ(0, sdp_qp_state(info.ibdev, info.qp_num, &q));
-	EXPECT_EQ(p.id->qp->qp_num, q.rqpn);
+	EXPECT_EQ(p.qp->qp_num, q.rqpn);
 	EXPECT_LT(0, info.tx_msgs);
+	EXPECT_EQ(flood, info.rx_msgs);
 	if (_metadata->passed)
-		fprintf(stderr, "# PROOF rdma %s qp %u<->%u, %u msgs out\n", info.ibdev,
-			info.qp_num, p.id->qp->qp_num, (unsigned int)info.tx_msgs);
+		fprintf(stderr, "# PROOF rdma %s qp %u<->%u, %u msgs out, %u in\n", info.ibdev,
+			info.qp_num, p.qp->qp_num, (unsigned int)info.tx_msgs,
+			(unsigned int)info.rx_msgs);
 	close(sfd);
 	close(lfd);
 	peer_free(&p);
@@ -1483,8 +1436,8 @@ TEST_F(half_open, namespace_cap)
 struct evil_server {
 	struct peer p;
 	int port;
-	int mode;		/* 0: bad HelloAck version, 1: reject, 2: too few bufs,
-				 * 3: a HelloAck whose BSDH length is not its own */
+	bool reject;		/* a bare reject, or: */
+	struct mutation m;	/* what is wrong with our HelloAck */
 	int ready;
 	int event;		/* 0, or the unexpected event + 1000 */
 	struct hh hello;	/* what the kernel sent */
@@ -1511,16 +1464,17 @@ static void *evil_server(void *arg)
 			      sizeof(s->hello), &s->hello_len);
 	if (s->event)
 		return NULL;
-	if (s->mode == 1) {
+	if (s->reject) {
 		rdma_reject(s->p.id, NULL, 0);
 		return NULL;
 	}
 	if (peer_qp(&s->p))
 		return NULL;
-	fill_bsdh(&hah.bsdh, MID_HELLO_ACK, s->mode == 2 ? 1 : PEER_BUFS - 1,
-		  sizeof(hah) + (s->mode == 3 ? 4 : 0));
-	hah.majv_minv = s->mode == 0 ? 0x10 : 0x22;
+	fill_bsdh(&hah.bsdh, MID_HELLO_ACK, PEER_BUFS - 1, sizeof(hah));
+	hah.majv_minv = 0x22;
+	hah.ipv_cap = s->hello.ipv_cap;
 	hah.actrcvsz = htonl(PEER_SIZE);
+	mutate(&hah, &s->m);
 	param.private_data = &hah;
 	param.private_data_len = sizeof(hah);
 	param.rnr_retry_count = 7;
@@ -1529,15 +1483,6 @@ static void *evil_server(void *arg)
 	return NULL;
 }
 
-/*
- * The kernel connects to the hand-made listener, which holds the RDMA port;
- * a TCP listener holds the same port, so the refused RDMA attempt must show
- * as the fallback it is (a connection over TCP with the right reason), not
- * as a refusal TCP would give anyway. The TCP listener takes a port of the
- * kernel's choosing (a fixed one may be an earlier connection's), the hand-
- * made one the same number. Returns the connected socket or -errno;
- * @reason gets SDP_FALLBACK_REASON.
- */
 /*
  * The evil server on SDP_A, with a TCP listener on the same port for the
  * fallback: the listener's fd, or -errno.
@@ -1564,6 +1509,15 @@ static int evil_start(struct evil_server *s, struct sockaddr_storage *ss, sockle
 	return tl;
 }
 
+/*
+ * The kernel connects to the hand-made listener, which holds the RDMA port;
+ * a TCP listener holds the same port, so the refused RDMA attempt must show
+ * as the fallback it is (a connection over TCP with the right reason), not
+ * as a refusal TCP would give anyway. The TCP listener takes a port of the
+ * kernel's choosing (a fixed one may be an earlier connection's), the hand-
+ * made one the same number. Returns the connected socket or -errno;
+ * @reason gets SDP_FALLBACK_REASON.
+ */
 static int connect_to_evil(struct __test_metadata *_metadata, struct evil_server *s,
 			   int *reason)
 {
@@ -1598,53 +1552,92 @@ static int connect_to_evil(struct __test_metadata *_metadata, struct evil_server
 	return fd;
 }
 
-/* Each refusal: the server started, the kernel fell back with @reason. */
-static void refused_falls_back(struct __test_metadata *_metadata, int mode,
-			       int reason, const char *counter, bool bad_hello)
+/*
+ * The kernel connects to a listener whose answer it must refuse: a bare
+ * reject (FallbackRejected), or a HelloAck it cannot work with
+ * (FallbackVersion, BadHello): it falls back, or with net.sdp.rdma_only
+ * fails with ECONNREFUSED.
+ */
+static void refused(struct __test_metadata *_metadata, struct evil_server *s, bool rdma_only)
 {
-	struct evil_server s = { .mode = mode };
+	const char *counter = s->reject ? "FallbackRejected" : "FallbackVersion";
 	long long fb = sdp_stat(counter), bad = sdp_stat("BadHello");
-	int fd, why;
+	int fd, why, saved = sdp_sysctl("rdma_only");
 
-	fd = connect_to_evil(_metadata, &s, &why);
-	ASSERT_EQ(1, s.ready) TH_LOG("the evil server did not start");
-	EXPECT_EQ(0, s.event);
+	sdp_sysctl_set("rdma_only", rdma_only);
+	ASSERT_EQ(rdma_only, sdp_sysctl("rdma_only"));
+	fd = connect_to_evil(_metadata, s, &why);
+	sdp_sysctl_set("rdma_only", saved);
+	ASSERT_EQ(1, s->ready) TH_LOG("the evil server did not start");
+	EXPECT_EQ(0, s->event);
+	EXPECT_EQ(bad + !s->reject, sdp_stat("BadHello"));
+	if (rdma_only) {
+		EXPECT_EQ(-ECONNREFUSED, fd);
+		if (fd >= 0)
+			close(fd);
+		SDP_PROVE_LOCAL();
+		return;
+	}
 	ASSERT_LE(0, fd) TH_LOG("connect: %s", strerror(-fd));
 	EXPECT_EQ(SDP_TRANSPORT_TCP, sdp_transport(fd));
-	EXPECT_EQ(reason, why);
+	EXPECT_EQ(s->reject ? SDP_FB_REJECTED : SDP_FB_VERSION, why);
 	EXPECT_EQ(fb + 1, sdp_stat(counter));
-	EXPECT_EQ(bad + bad_hello, sdp_stat("BadHello"));
 	if (_metadata->passed)
 		fprintf(stderr, "# PROOF fallback reason=%d\n", why);
 	close(fd);
 }
 
-/* With net.sdp.rdma_only the same refusal fails the connect. */
-static void refused_fails_rdma_only(struct __test_metadata *_metadata, int mode)
-{
-	struct evil_server s = { .mode = mode };
-	int fd, why, saved = sdp_sysctl("rdma_only");
+/* HelloAcks the connecting kernel must refuse. */
+FIXTURE(evil_hello_ack) {};
+FIXTURE_SETUP(evil_hello_ack) {}
+FIXTURE_TEARDOWN(evil_hello_ack) {}
 
-	sdp_sysctl_set("rdma_only", 1);
-	ASSERT_EQ(1, sdp_sysctl("rdma_only"));
-	fd = connect_to_evil(_metadata, &s, &why);
-	sdp_sysctl_set("rdma_only", saved);
-	ASSERT_EQ(1, s.ready) TH_LOG("the evil server did not start");
-	EXPECT_EQ(-ECONNREFUSED, fd);
-	if (fd >= 0)
-		close(fd);
-	SDP_PROVE_LOCAL();
+FIXTURE_VARIANT(evil_hello_ack) {
+	struct mutation m;
+};
+
+#define HELLO_ACK_VARIANT(name, field, v)				\
+	FIXTURE_VARIANT_ADD(evil_hello_ack, name) { .m = { field, v } }
+HELLO_ACK_VARIANT(version_1, F_VERSION, 0x10);
+HELLO_ACK_VARIANT(not_a_hello_ack, F_MID, MID_HELLO);
+HELLO_ACK_VARIANT(length_beyond, F_LEN, 28);
+HELLO_ACK_VARIANT(too_few_bufs, F_BUFS, 1);
+HELLO_ACK_VARIANT(bufs_beyond_max, F_BUFS, 256);
+HELLO_ACK_VARIANT(size_tiny, F_ACT_SIZE, 16);
+HELLO_ACK_VARIANT(size_huge, F_ACT_SIZE, 1 << 30);
+
+TEST_F(evil_hello_ack, falls_back)
+{
+	struct evil_server s = { .m = variant->m };
+
+	refused(_metadata, &s, false);
 }
 
-TEST(connect_refused_by_bad_hello_ack)
+TEST_F(evil_hello_ack, rdma_only_fails)
 {
-	refused_falls_back(_metadata, 0, SDP_FB_VERSION, "FallbackVersion", true);
+	struct evil_server s = { .m = variant->m };
+
+	refused(_metadata, &s, true);
+}
+
+TEST(connect_refused_by_reject)
+{
+	struct evil_server s = { .reject = true };
+
+	refused(_metadata, &s, false);
+}
+
+TEST(connect_refused_by_reject_rdma_only)
+{
+	struct evil_server s = { .reject = true };
+
+	refused(_metadata, &s, true);
 }
 
 /* The Hello the kernel sent was well formed. */
 TEST(connect_sends_a_good_hello)
 {
-	struct evil_server s = { .mode = 0 };
+	struct evil_server s = { .m = { F_VERSION, 0x10 } };
 	int fd, why;
 
 	fd = connect_to_evil(_metadata, &s, &why);
@@ -1660,25 +1653,10 @@ TEST(connect_sends_a_good_hello)
 	fprintf(stderr, "# PROOF fallback reason=%d\n", why);
 }
 
-TEST(connect_refused_by_reject)
-{
-	refused_falls_back(_metadata, 1, SDP_FB_REJECTED, "FallbackRejected", false);
-}
-
-TEST(connect_refused_by_too_few_bufs)
-{
-	refused_falls_back(_metadata, 2, SDP_FB_VERSION, "FallbackVersion", true);
-}
-
-TEST(connect_refused_by_hello_ack_length)
-{
-	refused_falls_back(_metadata, 3, SDP_FB_VERSION, "FallbackVersion", true);
-}
-
 /* sdpstat --check names that cause too (sdp_ops.sh checks the others). */
 TEST(sdpstat_check_names_a_bad_hello_ack)
 {
-	struct evil_server s = { .mode = 0 };
+	struct evil_server s = { .m = { F_VERSION, 0x10 } };
 	struct sockaddr_storage ss;
 	char cmd[128], line[512] = "";
 	socklen_t len;
@@ -1703,21 +1681,6 @@ TEST(sdpstat_check_names_a_bad_hello_ack)
 		TH_LOG("%s", line);
 	EXPECT_NE(NULL, strstr(line, " speaks an incompatible SDP"));
 	fprintf(stderr, "# PROOF fallback reason=%d\n", SDP_FB_VERSION);
-}
-
-TEST(connect_refused_rdma_only_bad_hello_ack)
-{
-	refused_fails_rdma_only(_metadata, 0);
-}
-
-TEST(connect_refused_rdma_only_reject)
-{
-	refused_fails_rdma_only(_metadata, 1);
-}
-
-TEST(connect_refused_rdma_only_too_few_bufs)
-{
-	refused_fails_rdma_only(_metadata, 2);
 }
 
 /*
