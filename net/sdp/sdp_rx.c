@@ -96,15 +96,16 @@ static int sdp_urg_notice(struct sdp_sock *ssk)
 /*
  * The QP went down under us. A flush after we, or the peer's disconnect,
  * moved it to error ends the connection: in order if the peer's DisConn
- * came first, else as a reset. Any other way the QP failed by itself: the
- * peer did what the HCA refuses (a message beyond our buffer, RDMA on our
- * memory) or the device failed. That is counted, and the teardown's
- * disconnect tells the peer, whose CM would otherwise never hear of it.
+ * came first, else as a reset, counted (DisConnMissing: the peer's CM
+ * ended a connection its SDP never closed, as when its process dies). Any
+ * other way the QP failed by itself: the peer did what the HCA refuses (a
+ * message beyond our buffer, RDMA on our memory) or the device failed.
+ * That is counted, and the teardown's disconnect tells the peer, whose CM
+ * would otherwise never hear of it.
  */
 static void sdp_qp_down(struct sdp_sock *ssk, u8 status)
 {
 	struct sock *sk = &ssk->sk;
-	int err = ECONNRESET;
 
 	if (sk->sk_state == TCP_CLOSE)
 		return;
@@ -114,10 +115,12 @@ static void sdp_qp_down(struct sdp_sock *ssk, u8 status)
 			      SDP_MIB_BAD_LEN : SDP_MIB_QP_ERROR);
 		return;
 	}
-	if (test_bit(SDP_F_RCVD_DISCONN, &ssk->flags))
-		/* Our DisConn can no longer go: writes fail as after a RST. */
-		err = sk->sk_state == TCP_CLOSE_WAIT ? EPIPE : 0;
-	sdp_up->done(sk, err);
+	if (!test_bit(SDP_F_RCVD_DISCONN, &ssk->flags)) {
+		sdp_up->error(ssk, ECONNRESET, SDP_MIB_DISCONN_MISSING);
+		return;
+	}
+	/* Our DisConn can no longer go: writes fail as after a RST. */
+	sdp_up->done(sk, sk->sk_state == TCP_CLOSE_WAIT ? EPIPE : 0);
 }
 
 /* Handle one message; returns false when the connection ended. */

@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/select.h>
@@ -26,6 +27,7 @@
 #endif
 enum { TCP_ESTABLISHED = 1, TCP_LISTEN = 10 };	/* include/net/tcp_states.h */
 #include "sdp_proof.h"
+#include "sdp_gen.h"
 
 FIXTURE(pair) {
 	int lfd, cfd, sfd;	/* listener, client, accepted server side */
@@ -1678,6 +1680,185 @@ TEST_F(pair, epollerr_on_reset)
 	EXPECT_EQ(ECONNRESET, sdp_getint(self->cfd, SOL_SOCKET, SO_ERROR));
 	EXPECT_EQ(0, sdp_getint(self->cfd, SOL_SOCKET, SO_ERROR));
 	close(ep);
+}
+
+/* A reader of a keyed stream, to its end: what it got and how it ended. */
+struct stream_reader {
+	int fd;
+	unsigned long long got;
+	long long bad;		/* the first wrong byte's offset, or -1 */
+	ssize_t last;		/* recv's last return */
+	int err;
+	atomic_int done;
+};
+
+#define KILL_KEY	0x6b696c6cULL
+
+static void *read_stream(void *arg)
+{
+	struct stream_reader *r = arg;
+	static unsigned char buf[65536];
+	ssize_t n;
+
+	r->bad = -1;
+	while ((n = recv(r->fd, buf, sizeof(buf), 0)) > 0) {
+		long long bad = stream_check(KILL_KEY, r->got, buf, n);
+
+		if (bad >= 0 && r->bad < 0)
+			r->bad = bad;
+		r->got += n;
+	}
+	r->last = n;
+	r->err = n < 0 ? errno : 0;
+	atomic_store(&r->done, 1);
+	return NULL;
+}
+
+/* Up to @secs for @flag; true if it was set. */
+static bool wait_flag(atomic_int *flag, int secs)
+{
+	for (int i = 0; i < secs * 100 && !atomic_load(flag); i++)
+		usleep(10000);
+	return atomic_load(flag);
+}
+
+/* Over RDMA while the pair is quiet: a byte each way, then the proof. */
+#define PROVE_QUIET() do {						\
+	char _b;							\
+	ASSERT_EQ(1, send(self->cfd, "q", 1, 0));			\
+	ASSERT_EQ(1, recv(self->sfd, &_b, 1, 0));			\
+	ASSERT_EQ(1, send(self->sfd, "q", 1, 0));			\
+	ASSERT_EQ(1, recv(self->cfd, &_b, 1, 0));			\
+	PROVE();							\
+} while (0)
+
+/*
+ * The sending process is killed mid-transfer (SIGKILL): its socket closes
+ * as in close(), nothing unread in it, so the reader, blocked in recv(),
+ * gets every byte that was sent and then EOF, and an epoll waiter
+ * EPOLLRDHUP: nothing hangs, nothing is lost or made up.
+ */
+TEST_F(pair, sender_killed_mid_transfer)
+{
+	struct epoll_event ev = { .events = EPOLLRDHUP };
+	struct stream_reader r = { .fd = self->sfd };
+	int ep = epoll_create1(0), status;
+	pthread_t t;
+	pid_t pid;
+
+	PROVE_QUIET();
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		static unsigned char buf[65536];
+
+		for (unsigned long long off = 0;; off += sizeof(buf)) {
+			stream_fill(KILL_KEY, off, buf, sizeof(buf));
+			if (sdp_write_full(self->cfd, buf, sizeof(buf)) != sizeof(buf))
+				_exit(1);
+		}
+	}
+	/* the child's is the last reference */
+	close(self->cfd);
+	self->cfd = -1;
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, self->sfd, &ev));
+	ASSERT_EQ(0, pthread_create(&t, NULL, read_stream, &r));
+	for (int i = 0; i < 3000 && r.got < (1 << 20); i++)
+		usleep(10000);
+	EXPECT_LE(1 << 20, r.got);
+	EXPECT_EQ(0, epoll_wait(ep, &ev, 1, 0)) TH_LOG("EPOLLRDHUP before the kill");
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFSIGNALED(status));
+	EXPECT_EQ(1, epoll_wait(ep, &ev, 1, 30000));
+	EXPECT_NE(0, ev.events & EPOLLRDHUP);
+	ASSERT_TRUE(wait_flag(&r.done, 30)) TH_LOG("the reader still waits");
+	pthread_join(t, NULL);
+	TH_LOG("%llu B, then recv %zd (%s)", r.got, r.last, r.err ? strerror(r.err) : "EOF");
+	EXPECT_EQ(0, r.last);
+	EXPECT_EQ(-1, r.bad) TH_LOG("byte %lld wrong", r.bad);
+	close(ep);
+}
+
+struct stream_writer {
+	int fd;
+	unsigned long long sent;
+	ssize_t last;		/* send's last return */
+	int err;
+	atomic_int done;
+};
+
+/* A keyed stream, blocking, until a send fails. */
+static void *write_stream(void *arg)
+{
+	struct stream_writer *w = arg;
+	static unsigned char buf[256 << 10];
+	ssize_t n;
+
+	do {
+		stream_fill(KILL_KEY, w->sent, buf, sizeof(buf));
+		n = send(w->fd, buf, sizeof(buf), MSG_NOSIGNAL);
+		if (n > 0)
+			w->sent += n;
+	} while (n > 0);
+	w->last = n;
+	w->err = errno;
+	atomic_store(&w->done, 1);
+	return NULL;
+}
+
+/*
+ * The receiving process is killed with data it never read: its socket
+ * resets, so a sender blocked in send() on a full pipe gets ECONNRESET
+ * (or EPIPE), and an epoll waiter EPOLLHUP.
+ */
+TEST_F(pair, receiver_killed_mid_transfer)
+{
+	struct epoll_event ev = { .events = EPOLLERR };
+	struct stream_writer w = { .fd = self->cfd };
+	int ep = epoll_create1(0), go[2], status, i;
+	pthread_t t;
+	pid_t pid;
+	char b;
+
+	PROVE_QUIET();
+	ASSERT_EQ(0, pipe(go));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		static unsigned char buf[65536];
+
+		/* reads some, says so, and reads no more */
+		if (sdp_read_full(self->sfd, buf, sizeof(buf)) == sizeof(buf) &&
+		    stream_check(KILL_KEY, 0, buf, sizeof(buf)) < 0)
+			write(go[1], "r", 1);
+		pause();
+		_exit(0);
+	}
+	close(self->sfd);
+	self->sfd = -1;
+	ASSERT_EQ(0, pthread_create(&t, NULL, write_stream, &w));
+	ASSERT_EQ(1, read(go[0], &b, 1));
+	/* the pipe fills: the writer blocks */
+	for (i = 0; i < 1000 && (sdp_poll1(self->cfd, POLLOUT, 0) & POLLOUT); i++)
+		usleep(10000);
+	EXPECT_EQ(0, sdp_poll1(self->cfd, POLLOUT, 0));
+	EXPECT_FALSE(atomic_load(&w.done));
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, self->cfd, &ev));
+	EXPECT_EQ(0, epoll_wait(ep, &ev, 1, 0));
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	/* (the blocked writer may have taken the error from sk_err first) */
+	EXPECT_EQ(1, epoll_wait(ep, &ev, 1, 30000));
+	EXPECT_NE(0, ev.events & EPOLLHUP);
+	ASSERT_TRUE(wait_flag(&w.done, 30)) TH_LOG("the writer still waits");
+	pthread_join(t, NULL);
+	TH_LOG("%llu B, then send %zd (%s)", w.sent, w.last, strerror(w.err));
+	EXPECT_EQ(-1, w.last);
+	EXPECT_TRUE(w.err == ECONNRESET || w.err == EPIPE) TH_LOG("%s", strerror(w.err));
+	close(ep);
+	close(go[0]);
+	close(go[1]);
 }
 
 TEST_F(pair, fork_inherits)

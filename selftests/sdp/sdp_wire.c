@@ -17,7 +17,10 @@
 #include <netinet/tcp.h>
 #include <rdma/rdma_cma.h>
 #include <infiniband/verbs.h>
+#include <stdatomic.h>
+#include <sys/epoll.h>
 #include <sys/mount.h>
+#include <sys/wait.h>
 #include <sys/time.h>
 
 #include "kselftest_harness.h"
@@ -813,6 +816,148 @@ TEST(lone_free_buffer_reaches_a_stalled_peer)
 	ASSERT_EQ(3, recv(c.sfd, buf, 3, MSG_WAITALL));
 	EXPECT_EQ(0, memcmp(buf, "bcd", 3));
 	client_down(_metadata, &c);
+}
+
+/*
+ * A hand-made peer in a process of its own: it connects to @addr, writes
+ * its QP number to @go, then sends Data within its credits (@sends), or
+ * takes nothing at all, until it is killed.
+ */
+static void peer_process(const struct sockaddr_storage *addr, bool sends, int go)
+{
+	struct peer p = {};
+	char reply[256];
+	struct hh hello;
+	int len;
+
+	good_hello(&hello, PEER_BUFS - 1);
+	if (peer_connect(&p, addr, &hello, reply, sizeof(reply), &len) ||
+	    write(go, &p.qp->qp_num, sizeof(p.qp->qp_num)) != sizeof(p.qp->qp_num))
+		_exit(1);
+	for (;;) {
+		if (!sends)
+			pause();
+		if (peer_credits(&p) > 0 && send_msg(&p, MID_DATA, "stream", 6))
+			_exit(1);
+		peer_poll(&p, 1);
+	}
+}
+
+/* One end of the kernel socket, blocking, until it fails. */
+struct blocked {
+	int fd;
+	bool sends;
+	unsigned long long bytes;
+	ssize_t last;
+	int err;
+	atomic_int done;
+};
+
+static void *blocked_io(void *arg)
+{
+	static char buf[64 << 10];
+	struct blocked *b = arg;
+	ssize_t n;
+
+	do {
+		n = b->sends ? send(b->fd, buf, sizeof(buf), MSG_NOSIGNAL) :
+			       recv(b->fd, buf, sizeof(buf), 0);
+		if (n > 0)
+			b->bytes += n;
+	} while (n > 0);
+	b->last = n;
+	b->err = errno;
+	atomic_store(&b->done, 1);
+	return NULL;
+}
+
+/*
+ * The peer's process killed (SIGKILL) mid-transfer: its QP and rdma_cm id
+ * go with it, and its CM disconnects without a DisConn. The kernel socket
+ * resets (DisConnMissing): a reader blocked in recv(), or a sender blocked
+ * on the credits the peer never gave, and an epoll waiter all hear of it
+ * within seconds. Then everything of it is gone.
+ */
+static void peer_killed(struct __test_metadata *_metadata, bool kernel_sends)
+{
+	long long missing = sdp_stat("DisConnMissing");
+	struct epoll_event ev = { .events = EPOLLERR };
+	struct blocked io = { .sends = kernel_sends };
+	struct baseline before, now;
+	struct sockaddr_storage addr;
+	struct sdp_qp_state q;
+	struct sdp_info info;
+	unsigned int qpn = 0;
+	int lfd, go[2], ep, i;
+	socklen_t alen;
+	pthread_t t;
+	pid_t pid;
+
+	baseline_read(&before);
+	ASSERT_LE(0, before.qps);
+	lfd = sdp_listener(sdp_family(), SDP_A, 8, &addr, &alen);
+	ASSERT_LE(0, lfd);
+	ASSERT_EQ(0, pipe(go));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		peer_process(&addr, !kernel_sends, go[1]);
+	close(go[1]);
+	ASSERT_EQ(sizeof(qpn), read(go[0], &qpn, sizeof(qpn))) TH_LOG("the peer did not connect");
+	close(go[0]);
+	io.fd = accept(lfd, NULL, NULL);
+	ASSERT_LE(0, io.fd);
+	ASSERT_EQ(0, pthread_create(&t, NULL, blocked_io, &io));
+	/* data flows; a sender then fills what the peer's credits allow */
+	for (i = 0; i < 1000 && io.bytes < 600; i++)
+		usleep(10000);
+	for (i = 0; kernel_sends && i < 1000 && (sdp_poll1(io.fd, POLLOUT, 0) & POLLOUT); i++)
+		usleep(10000);
+	EXPECT_FALSE(atomic_load(&io.done));
+	ASSERT_EQ(0, sdp_info(io.fd, &info));
+	ASSERT_EQ(SDP_TRANSPORT_RDMA, info.transport);
+	ASSERT_EQ(0, sdp_qp_state(info.ibdev, info.qp_num, &q));
+	EXPECT_EQ(qpn, q.rqpn);
+	EXPECT_LT(0, kernel_sends ? info.tx_msgs : info.rx_msgs);
+	TH_LOG("%llu B %s over QP %u <-> %u", io.bytes, kernel_sends ? "sent" : "received",
+	       info.qp_num, qpn);
+	ep = epoll_create1(0);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, io.fd, &ev));
+	EXPECT_EQ(0, epoll_wait(ep, &ev, 1, 0));
+
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, NULL, 0));
+	/* (the blocked call may have taken the error from sk_err first) */
+	EXPECT_EQ(1, epoll_wait(ep, &ev, 1, 10000));
+	EXPECT_NE(0, ev.events & EPOLLHUP);
+	for (i = 0; i < 1000 && !atomic_load(&io.done); i++)
+		usleep(10000);
+	ASSERT_TRUE(atomic_load(&io.done)) TH_LOG("the kernel socket's caller still waits");
+	pthread_join(t, NULL);
+	EXPECT_EQ(-1, io.last);
+	EXPECT_TRUE(io.err == ECONNRESET || (kernel_sends && io.err == EPIPE))
+		TH_LOG("%s", strerror(io.err));
+	EXPECT_EQ(missing + 1, sdp_stat("DisConnMissing"));
+	close(ep);
+	close(io.fd);
+	close(lfd);
+	EXPECT_TRUE(baseline_back(&before, &now, 10))
+		TH_LOG("QPs %d -> %d, CQs %d -> %d, SDP sockets %d -> %d",
+		       before.qps, now.qps, before.cqs, now.cqs, before.socks, now.socks);
+	if (_metadata->passed)
+		fprintf(stderr, "# PROOF rdma %s qp %u<->%u, %u msgs %s\n", info.ibdev,
+			info.qp_num, qpn, kernel_sends ? (unsigned int)info.tx_msgs :
+			(unsigned int)info.rx_msgs, kernel_sends ? "out" : "in");
+}
+
+TEST(peer_process_killed_while_the_kernel_reads)
+{
+	peer_killed(_metadata, false);
+}
+
+TEST(peer_process_killed_while_the_kernel_sends)
+{
+	peer_killed(_metadata, true);
 }
 
 /* What a peer's misstep is refused with, or how it ends the connection. */
