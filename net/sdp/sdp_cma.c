@@ -215,9 +215,12 @@ static int sdp_cm_route_resolved(struct sdp_sock *ssk, struct rdma_cm_id *id)
 }
 
 /*
- * The REP came back: its HelloAck must be one we can work with. With our
- * own QP (sdp_conn_rts()) the event is CONNECT_RESPONSE: we bring the QP
- * up and send the RTU (rdma_accept() on this side), as rdma_cm would.
+ * The REP came back: its HelloAck must be one we can work with, and the
+ * send ring it sizes must be had. With our own QP (sdp_conn_rts()) the
+ * event is CONNECT_RESPONSE: we bring the QP up and send the RTU
+ * (rdma_accept() on this side), as rdma_cm would, or, refusing, a reject,
+ * so that the listener never counts the connection as up (no child of
+ * ours waits in its accept queue, reset, while we fall back).
  */
 static int sdp_active_established(struct sdp_sock *ssk, struct rdma_cm_id *id,
 				  const struct rdma_cm_event *ev)
@@ -226,22 +229,22 @@ static int sdp_active_established(struct sdp_sock *ssk, struct rdma_cm_id *id,
 	int mib = sdp_proto_check_hello_ack(hah, ev->param.conn.private_data_len);
 	int err;
 
+	if (mib) {
+		SDP_INC_STATS(sock_net(&ssk->sk), mib);
+		err = -ECONNREFUSED;
+	} else {
+		err = sdp_conn_start(ssk->conn, be32_to_cpu(hah->actrcvsz),
+				     be16_to_cpu(hah->bsdh.bufs));
+	}
 	if (ev->event == RDMA_CM_EVENT_CONNECT_RESPONSE) {
-		err = sdp_conn_rts(ssk->conn);
+		if (!err)
+			err = sdp_conn_rts(ssk->conn);
 		if (err) {
 			rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
 			return err;
 		}
 		err = rdma_accept(id, NULL);
-		if (err)
-			return err;
 	}
-	if (mib) {
-		SDP_INC_STATS(sock_net(&ssk->sk), mib);
-		return -ECONNREFUSED;
-	}
-	err = sdp_conn_start(ssk->conn, be32_to_cpu(hah->actrcvsz),
-			     be16_to_cpu(hah->bsdh.bufs));
 	if (err)
 		return err;
 	sdp_established(ssk, id);

@@ -1585,6 +1585,7 @@ struct evil_server {
 	struct mutation m;	/* what is wrong with our HelloAck */
 	int ready;
 	int event;		/* 0, or the unexpected event + 1000 */
+	int answer;		/* after our HelloAck: 0 (established), or as event */
 	struct hh hello;	/* what the kernel sent */
 	int hello_len;
 };
@@ -1624,7 +1625,7 @@ static void *evil_server(void *arg)
 	param.private_data_len = sizeof(hah);
 	param.rnr_retry_count = 7;
 	rdma_accept(s->p.id, &param);
-	wait_event(&s->p, RDMA_CM_EVENT_ESTABLISHED, NULL, 0, NULL);
+	s->answer = wait_event(&s->p, RDMA_CM_EVENT_ESTABLISHED, NULL, 0, NULL);
 	return NULL;
 }
 
@@ -1700,8 +1701,8 @@ static int connect_to_evil(struct __test_metadata *_metadata, struct evil_server
 /*
  * The kernel connects to a listener whose answer it must refuse: a bare
  * reject (FallbackRejected), or a HelloAck it cannot work with
- * (FallbackVersion, BadHello): it falls back, or with net.sdp.rdma_only
- * fails with ECONNREFUSED.
+ * (FallbackVersion, BadHello): it rejects the REP, never sending the RTU,
+ * and falls back, or with net.sdp.rdma_only fails with ECONNREFUSED.
  */
 static void refused(struct __test_metadata *_metadata, struct evil_server *s, bool rdma_only)
 {
@@ -1716,6 +1717,9 @@ static void refused(struct __test_metadata *_metadata, struct evil_server *s, bo
 	ASSERT_EQ(1, s->ready) TH_LOG("the evil server did not start");
 	EXPECT_EQ(0, s->event);
 	EXPECT_EQ(bad + !s->reject, sdp_stat("BadHello"));
+	/* a refused HelloAck gets a reject, never the RTU */
+	if (!s->reject)
+		EXPECT_EQ(1000 + RDMA_CM_EVENT_REJECTED, s->answer);
 	if (rdma_only) {
 		EXPECT_EQ(-ECONNREFUSED, fd);
 		if (fd >= 0)
