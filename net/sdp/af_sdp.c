@@ -71,7 +71,8 @@ struct sdp_sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern)
 	struct sdp_sock *ssk;
 	struct sock *sk;
 
-	sk = sk_alloc(net, sdp_family, GFP_KERNEL, &sdp_proto, kern);
+	sk = sdp_fault(SDP_FAULT_SOCK) ? NULL :
+	     sk_alloc(net, sdp_family, GFP_KERNEL, &sdp_proto, kern);
 	if (!sk)
 		return NULL;
 	sock_init_data(sock, sk);
@@ -115,7 +116,8 @@ int sdp_tcp_create(struct sdp_sock *ssk, int family, const struct sdp_sock *pare
 	struct socket *tcp, *old;
 	int err;
 
-	err = sock_create_kern(net, family, SOCK_STREAM, IPPROTO_TCP, &tcp);
+	err = sdp_fault(SDP_FAULT_TCP) ? -ENOBUFS :
+	      sock_create_kern(net, family, SOCK_STREAM, IPPROTO_TCP, &tcp);
 	if (err)
 		return err;
 	tcp->sk->sk_net_refcnt = 1;
@@ -248,7 +250,7 @@ static int sdp_listen(struct socket *sock, int backlog)
 {
 	struct sock *sk = sock->sk;
 	struct sdp_sock *ssk = sdp_sk(sk);
-	bool cm_failed = false;
+	int cm_failed = 0;
 	int err = -EINVAL;
 
 	if (sdp_fb(ssk)) {
@@ -293,6 +295,9 @@ out:
 	/* Requests may already wait on a half-failed id: destroy unlocked. */
 	if (cm_failed)
 		sdp_cm_destroy(ssk);
+	/* Short of memory now, maybe not in a moment: it tries again. */
+	if (cm_failed == -ENOMEM)
+		sdp_listeners_rearm();
 	return err;
 }
 
@@ -744,7 +749,7 @@ static int sdp_create(struct net *net, struct socket *sock, int protocol, int ke
 
 	ssk = sdp_sk_alloc(net, sock, kern);
 	if (!ssk)
-		return -ENOMEM;
+		return -ENOBUFS;	/* as inet_create() */
 	sock->state = SS_UNCONNECTED;
 	sock->ops = &sdp_proto_ops;
 	err = sdp_tcp_create(ssk, AF_INET, NULL);

@@ -132,7 +132,8 @@ static struct rdma_cm_id *sdp_cm_new_id(struct sdp_sock *ssk)
 
 	if (WARN_ON_ONCE(ssk->id))
 		return ERR_PTR(-EBUSY);
-	id = rdma_create_id(sock_net(&ssk->sk), sdp_cm_handler, ssk,
+	id = sdp_fault(SDP_FAULT_CM_ID) ? ERR_PTR(-ENOMEM) :
+	     rdma_create_id(sock_net(&ssk->sk), sdp_cm_handler, ssk,
 			    RDMA_PS_TCP, IB_QPT_RC);
 	if (IS_ERR(id))
 		return id;

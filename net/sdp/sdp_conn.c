@@ -138,7 +138,12 @@ static int sdp_map(struct sdp_conn *c, void **buf, u64 *dma, u32 size,
 	struct ib_device *dev = c->sdev->ibdev;
 	struct sock *sk = &c->ssk->sk;
 
-	if (!sdp_mem_charge(sk, size, mem))
+	static const enum sdp_fault site[] = {
+		[SDP_MEM_RX] = SDP_FAULT_RX_BUF, [SDP_MEM_TX] = SDP_FAULT_TX_BUF,
+		[SDP_MEM_KERNEL] = SDP_FAULT_KMEM_BUF,
+	};
+
+	if (sdp_fault(site[mem]) || !sdp_mem_charge(sk, size, mem))
 		return -ENOMEM;
 	*buf = kmalloc(size, mem == SDP_MEM_KERNEL ? gfp | __GFP_ACCOUNT : gfp);
 	if (*buf) {
@@ -213,6 +218,8 @@ static int sdp_qp_create(struct sdp_conn *c, struct ib_qp_init_attr *attr)
 	struct ib_qp *qp;
 	int err;
 
+	if (sdp_fault(SDP_FAULT_QP))
+		return -ENOMEM;
 	if (rdma_protocol_iwarp(id->device, id->port_num)) {
 		err = rdma_create_qp(id, c->sdev->pd, attr);
 		if (!err) {
@@ -297,7 +304,8 @@ static int sdp_rx_ring_alloc(struct sdp_conn *c)
 {
 	u32 i;
 
-	c->rx = kcalloc(c->rx_count, sizeof(*c->rx), GFP_KERNEL);
+	c->rx = sdp_fault(SDP_FAULT_RINGS) ? NULL :
+		kcalloc(c->rx_count, sizeof(*c->rx), GFP_KERNEL);
 	if (!c->rx)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&c->rx_posted);
@@ -383,7 +391,7 @@ int sdp_conn_create(struct sdp_sock *ssk, struct rdma_cm_id *id, u32 rcv_max)
 	struct sdp_conn *c;
 	int err;
 
-	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	c = sdp_fault(SDP_FAULT_CONN) ? NULL : kzalloc(sizeof(*c), GFP_KERNEL);
 	if (!c)
 		return -ENOMEM;
 	c->ssk = ssk;
@@ -411,7 +419,8 @@ int sdp_conn_create(struct sdp_sock *ssk, struct rdma_cm_id *id, u32 rcv_max)
 	c->tx_count = rounddown_pow_of_two(sdp_ring_size(sk, sk->sk_sndbuf, SOCK_SNDBUF_LOCK,
 							 READ_ONCE(sn->tx_bufs), c->rcv_size));
 
-	c->cq = ib_alloc_cq_any(id->device, ssk,
+	c->cq = sdp_fault(SDP_FAULT_CQ) ? ERR_PTR(-ENOMEM) :
+		ib_alloc_cq_any(id->device, ssk,
 				c->rx_count + c->tx_count + SDP_CTRL_SLOTS + 2,
 				IB_POLL_SOFTIRQ);
 	if (IS_ERR(c->cq)) {
@@ -476,7 +485,8 @@ int sdp_conn_start(struct sdp_conn *c, u32 snd_size, u16 peer_bufs)
 	c->tx_count = rounddown_pow_of_two(clamp_t(u32, c->tx_count * c->rcv_size / snd_size,
 						   2, c->tx_count));
 	c->seq.hist = kcalloc(SDP_HIST_SIZE, sizeof(*c->seq.hist), GFP_KERNEL);
-	c->tx = kcalloc(c->tx_count, sizeof(*c->tx), GFP_KERNEL);
+	c->tx = sdp_fault(SDP_FAULT_RINGS) ? NULL :
+		kcalloc(c->tx_count, sizeof(*c->tx), GFP_KERNEL);
 	if (!c->seq.hist || !c->tx)
 		return -ENOMEM;
 	sdp_seq_start(&c->seq, peer_bufs);

@@ -649,7 +649,8 @@ int sdp_fb_errno(int reason)
 	case SDP_FB_PORT:
 		return EADDRNOTAVAIL;
 	default:
-		return ENOMEM;
+		/* memory: what TCP's connect() says when it has none */
+		return ENOBUFS;
 	}
 }
 
@@ -868,9 +869,22 @@ int sdp_fb_accept(struct sdp_sock *lssk, struct socket *newsock, int flags,
 	struct sock *t;
 	int err;
 
+	if ((flags & O_NONBLOCK) && !sdp_fb_pending(lssk))
+		return -EAGAIN;
+	/*
+	 * The SDP socket first: without memory for it, accept() fails and
+	 * the client stays queued for the next one, as TCP's would.
+	 */
+	child = sdp_sk_alloc(sock_net(&lssk->sk), newsock, kern);
+	if (!child)
+		return -ENOMEM;
 	err = kernel_accept(lssk->tcp, &tcp, flags & O_NONBLOCK);
-	if (err)
+	if (err) {
+		newsock->sk = NULL;
+		child->sk.sk_socket = NULL;
+		sock_put(&child->sk);
 		return err;
+	}
 	/* TCP's callbacks again: the SDP child has the listener's (below) */
 	t = tcp->sk;
 	lock_sock(t);
@@ -879,11 +893,6 @@ int sdp_fb_accept(struct sdp_sock *lssk, struct socket *newsock, int flags,
 	t->sk_user_data = NULL;
 	write_unlock_bh(&t->sk_callback_lock);
 	release_sock(t);
-	child = sdp_sk_alloc(sock_net(&lssk->sk), newsock, kern);
-	if (!child) {
-		sock_release(tcp);
-		return -ENOMEM;
-	}
 	sdp_inherit_sk(child, lssk);
 	child->tcp = tcp;
 	/* TCP cloned the native listener; the SDP one's shadow is newer */

@@ -444,9 +444,6 @@ bool sdp_child_drop(struct sdp_sock *child, int err)
 	return mine;
 }
 
-/* debugfs sdp/fail_accept: that many children fail as if short of memory */
-atomic_t sdp_fail_accept;
-
 /* Accept the child over RDMA, inside its CONNECT_REQUEST event. */
 static int sdp_passive_accept(struct sdp_sock *child)
 {
@@ -462,7 +459,7 @@ static int sdp_passive_accept(struct sdp_sock *child)
 	if (child->sk.sk_state != TCP_SYN_RECV)
 		goto out;
 	/* our memory: the peer may wish for smaller buffers, not larger */
-	err = atomic_add_unless(&sdp_fail_accept, -1, 0) ? -ENOMEM :
+	err = sdp_fault(SDP_FAULT_ACCEPT) ? -ENOMEM :
 	      sdp_conn_create(child, id, be32_to_cpu(hh->desremrcvsz));
 	if (err)
 		goto out;

@@ -295,7 +295,6 @@ int sdp_addr_to_user(struct sdp_sock *ssk, const struct sockaddr_storage *addr,
 struct sdp_sock *sdp_accept_dequeue(struct sdp_sock *lssk);
 void sdp_listen_init(struct sdp_sock *ssk);
 bool sdp_child_drop(struct sdp_sock *child, int err);
-extern atomic_t sdp_fail_accept;
 void sdp_child_ended(struct sdp_sock *child, struct sdp_sock *lssk);
 void sdp_listen_stop(struct sdp_sock *lssk);
 void sdp_listener_add(struct sdp_sock *lssk);
@@ -338,5 +337,30 @@ void sdp_diag_exit(void);
 extern u32 sdp_inject_warn;
 void sdp_debug_init(void);
 void sdp_debug_exit(void);
+
+/* Where the tests make an allocation fail (debugfs sdp/fail/). */
+enum sdp_fault {
+	SDP_FAULT_SOCK,		/* an SDP socket */
+	SDP_FAULT_TCP,		/* its native TCP socket */
+	SDP_FAULT_CM_ID,	/* an rdma_cm id */
+	SDP_FAULT_ACCEPT,	/* a listener's child's connection, as a whole */
+	SDP_FAULT_CONN,		/* a connection's state */
+	SDP_FAULT_CQ,
+	SDP_FAULT_QP,
+	SDP_FAULT_RINGS,	/* the rings' slot arrays */
+	SDP_FAULT_RX_BUF,	/* a receive buffer */
+	SDP_FAULT_TX_BUF,	/* a send buffer */
+	SDP_FAULT_KMEM_BUF,	/* a buffer charged to the cgroup only */
+	SDP_FAULT_MAX
+};
+
+extern atomic_t sdp_faults[SDP_FAULT_MAX];
+
+/* Should this allocation at @site fail? Once per count armed. */
+static inline bool sdp_fault(enum sdp_fault site)
+{
+	return unlikely(atomic_read(&sdp_faults[site])) &&
+	       atomic_add_unless(&sdp_faults[site], -1, 0);
+}
 
 #endif /* _NET_SDP_SOCK_H */

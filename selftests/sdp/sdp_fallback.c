@@ -412,7 +412,7 @@ TEST(tcp_port_then_sdp_listener_over_rdma)
 
 /*
  * A listener that cannot find the memory for one child (debugfs
- * fail_accept) says so in its reject: the client falls back for that
+ * sdp/fail/accept) says so in its reject: the client falls back for that
  * connection only, and the next one is RDMA, not sent to TCP by the cache.
  */
 TEST(server_short_of_memory_is_not_cached)
@@ -425,7 +425,7 @@ TEST(server_short_of_memory_is_not_cached)
 	char buf[8];
 
 	ASSERT_LE(0, l);
-	ASSERT_EQ(0, sdp_write_file("/sys/kernel/debug/sdp/fail_accept", "1"));
+	ASSERT_EQ(0, sdp_write_file("/sys/kernel/debug/sdp/fail/accept", "1"));
 	c = sdp_connect(sdp_family(), &ss, len);
 	ASSERT_LE(0, c) TH_LOG("connect: %s", strerror(errno));
 	a = accept(l, NULL, NULL);
