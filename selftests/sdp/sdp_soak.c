@@ -11,6 +11,7 @@
  *   many_at_once: 1000 connections open together, 64 KiB checked on each;
  *   idle: SDP_IDLE connections (10000 unset) open and idle together, then
  *   a byte each way on each;
+ *   connect_storm: 300 clients at once on a backlog of 16, each stream checked;
  *   random_lives: workers at once for SDP_SOAK_SECS (30 s unset, 0 skips), each
  *   connection with a random size and a random end: shutdown and the
  *   peer's count, close without reading, abort mid-stream (SO_LINGER 0),
@@ -633,6 +634,78 @@ TEST_F_TIMEOUT(soak, idle, 1800)
 	       (before - closed) >> 10, (before - opened) >> 10);
 	EXPECT_GE((before - opened) / 4, before - closed);
 	soak_prove(_metadata, self, n);
+}
+
+#define STORM		300
+#define STORM_BACKLOG	16
+#define STORM_BYTES	4096
+
+/*
+ * STORM clients connect at once to a listener whose backlog is
+ * STORM_BACKLOG, served as they come: each connect() completes (over RDMA,
+ * the ones beyond the backlog refused as busy and retried), each reaches
+ * accept(), and each stream arrives checked.
+ */
+TEST_F_TIMEOUT(soak, connect_storm, 600)
+{
+	long long busy = sdp_stat("BacklogBusy"), retries = sdp_stat("ConnectRetries");
+	struct rlimit rl = { 4 * STORM + 64, 4 * STORM + 64 };
+	static unsigned char buf[STORM_BYTES];
+	struct soak st = { .family = self->s.family };
+	int fd[STORM], i, up = 0, ok = 0;
+	pthread_t acc;
+	double t0;
+
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
+	st.lfd = sdp_listener(st.family, SDP_A, STORM_BACKLOG, &st.addr, &st.alen);
+	ASSERT_LE(0, st.lfd);
+	ASSERT_EQ(0, pthread_create(&acc, NULL, acceptor, &st));
+	t0 = sdp_now();
+	for (i = 0; i < STORM; i++) {
+		fd[i] = socket(st.family, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		ASSERT_LE(0, fd[i]);
+		ASSERT_TRUE(!connect(fd[i], (struct sockaddr *)&st.addr, st.alen) ||
+			    errno == EINPROGRESS) TH_LOG("connect %d: %s", i, strerror(errno));
+	}
+	for (i = 0; i < STORM; i++) {
+		if (!(sdp_poll1(fd[i], POLLOUT, 180000) & POLLOUT) ||
+		    sdp_getint(fd[i], SOL_SOCKET, SO_ERROR)) {
+			self->s.client_err++;
+			continue;
+		}
+		up++;
+		if (st.family == sdp_family() && sdp_transport(fd[i]) != sdp_expected_transport())
+			self->s.transport_err++;
+	}
+	TH_LOG("%d of %d connected in %.1f s; BacklogBusy +%lld, ConnectRetries +%lld",
+	       up, STORM, sdp_now() - t0, sdp_stat("BacklogBusy") - busy,
+	       sdp_stat("ConnectRetries") - retries);
+	EXPECT_EQ(STORM, up);
+	/* then each its own stream, checked by the server */
+	for (i = 0; i < STORM; i++) {
+		struct soak_hdr h = { .key = 7000 + i, .total = STORM_BYTES, .end = END_SHUTDOWN };
+
+		if (fcntl(fd[i], F_SETFL, 0))
+			continue;
+		set_timeouts(fd[i]);
+		stream_fill(h.key, 0, buf, sizeof(buf));
+		if (sdp_write_full(fd[i], &h, sizeof(h)) == sizeof(h) &&
+		    sdp_write_full(fd[i], buf, sizeof(buf)) == sizeof(buf) &&
+		    !end_orderly(fd[i], STORM_BYTES))
+			ok++;
+		close(fd[i]);
+	}
+	shutdown(st.lfd, SHUT_RDWR);
+	pthread_join(acc, NULL);
+	close(st.lfd);
+	for (i = 0; i < 100 && st.served + st.server_err < ok; i++)
+		usleep(100000);
+	TH_LOG("%d streams checked", ok);
+	EXPECT_EQ(STORM, ok);
+	EXPECT_EQ(STORM, st.served);
+	EXPECT_EQ(0, st.server_err);
+	EXPECT_EQ(0, st.corrupt);
+	soak_prove(_metadata, self, STORM);
 }
 
 /* Connect, a byte, its count back, close: one connection after another. */
