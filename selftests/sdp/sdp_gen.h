@@ -7,8 +7,12 @@
 #ifndef SDP_GEN_H
 #define SDP_GEN_H
 
+#include <errno.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 /* Eight bytes of stream @key starting at @word * 8. */
 static inline unsigned long long stream_word(unsigned long long key,
@@ -66,6 +70,61 @@ static inline size_t random_size(unsigned int *seed, size_t max)
 	size = 1ULL << (rand_r(seed) % (bits + 1));
 	size += rand_r(seed) % size;
 	return size > max ? max : size;
+}
+
+/*
+ * One end of a stream on @fd, in a thread of its own (stream_io()): it
+ * sends stream @key, or receives it (and with @check checks it), blocking,
+ * until a call fails or the stream ends. What a test that makes the other
+ * end go away reads afterwards.
+ */
+struct stream_io {
+	int fd;
+	bool sends, check;
+	unsigned long long key;
+	unsigned long long bytes;	/* moved so far */
+	long long bad;			/* the first wrong byte's offset, or -1 */
+	ssize_t last;			/* the last call's return */
+	int err;			/* and its errno */
+	atomic_int done;
+};
+
+#define STREAM_IO_CHUNK	(256 << 10)
+
+static inline void *stream_io(void *arg)
+{
+	struct stream_io *s = arg;
+	unsigned char *buf = malloc(STREAM_IO_CHUNK);
+	ssize_t n = -1;
+
+	s->bad = -1;
+	errno = ENOMEM;
+	while (buf) {
+		if (s->sends) {
+			stream_fill(s->key, s->bytes, buf, STREAM_IO_CHUNK);
+			n = send(s->fd, buf, STREAM_IO_CHUNK, MSG_NOSIGNAL);
+		} else {
+			n = recv(s->fd, buf, STREAM_IO_CHUNK, 0);
+			if (n > 0 && s->check && s->bad < 0)
+				s->bad = stream_check(s->key, s->bytes, buf, n);
+		}
+		if (n <= 0)
+			break;
+		s->bytes += n;
+	}
+	s->last = n;
+	s->err = n < 0 ? errno : 0;
+	free(buf);
+	atomic_store(&s->done, 1);
+	return NULL;
+}
+
+/* Up to @secs for the thread to end; true if it did. */
+static inline bool stream_io_ended(struct stream_io *s, int secs)
+{
+	for (int i = 0; i < secs * 100 && !atomic_load(&s->done); i++)
+		usleep(10000);
+	return atomic_load(&s->done);
 }
 
 #endif

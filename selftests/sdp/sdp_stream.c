@@ -10,7 +10,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/select.h>
@@ -1682,45 +1681,7 @@ TEST_F(pair, epollerr_on_reset)
 	close(ep);
 }
 
-/* A reader of a keyed stream, to its end: what it got and how it ended. */
-struct stream_reader {
-	int fd;
-	unsigned long long got;
-	long long bad;		/* the first wrong byte's offset, or -1 */
-	ssize_t last;		/* recv's last return */
-	int err;
-	atomic_int done;
-};
-
 #define KILL_KEY	0x6b696c6cULL
-
-static void *read_stream(void *arg)
-{
-	struct stream_reader *r = arg;
-	static unsigned char buf[65536];
-	ssize_t n;
-
-	r->bad = -1;
-	while ((n = recv(r->fd, buf, sizeof(buf), 0)) > 0) {
-		long long bad = stream_check(KILL_KEY, r->got, buf, n);
-
-		if (bad >= 0 && r->bad < 0)
-			r->bad = bad;
-		r->got += n;
-	}
-	r->last = n;
-	r->err = n < 0 ? errno : 0;
-	atomic_store(&r->done, 1);
-	return NULL;
-}
-
-/* Up to @secs for @flag; true if it was set. */
-static bool wait_flag(atomic_int *flag, int secs)
-{
-	for (int i = 0; i < secs * 100 && !atomic_load(flag); i++)
-		usleep(10000);
-	return atomic_load(flag);
-}
 
 /* Over RDMA while the pair is quiet: a byte each way, then the proof. */
 #define PROVE_QUIET() do {						\
@@ -1741,7 +1702,7 @@ static bool wait_flag(atomic_int *flag, int secs)
 TEST_F(pair, sender_killed_mid_transfer)
 {
 	struct epoll_event ev = { .events = EPOLLRDHUP };
-	struct stream_reader r = { .fd = self->sfd };
+	struct stream_io r = { .fd = self->sfd, .check = true, .key = KILL_KEY };
 	int ep = epoll_create1(0), status;
 	pthread_t t;
 	pid_t pid;
@@ -1750,61 +1711,31 @@ TEST_F(pair, sender_killed_mid_transfer)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
-		static unsigned char buf[65536];
+		struct stream_io w = { .fd = self->cfd, .sends = true, .key = KILL_KEY };
 
-		for (unsigned long long off = 0;; off += sizeof(buf)) {
-			stream_fill(KILL_KEY, off, buf, sizeof(buf));
-			if (sdp_write_full(self->cfd, buf, sizeof(buf)) != sizeof(buf))
-				_exit(1);
-		}
+		stream_io(&w);
+		_exit(1);
 	}
 	/* the child's is the last reference */
 	close(self->cfd);
 	self->cfd = -1;
 	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, self->sfd, &ev));
-	ASSERT_EQ(0, pthread_create(&t, NULL, read_stream, &r));
-	for (int i = 0; i < 3000 && r.got < (1 << 20); i++)
+	ASSERT_EQ(0, pthread_create(&t, NULL, stream_io, &r));
+	for (int i = 0; i < 3000 && r.bytes < (1 << 20); i++)
 		usleep(10000);
-	EXPECT_LE(1 << 20, r.got);
+	EXPECT_LE(1 << 20, r.bytes);
 	EXPECT_EQ(0, epoll_wait(ep, &ev, 1, 0)) TH_LOG("EPOLLRDHUP before the kill");
 	kill(pid, SIGKILL);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFSIGNALED(status));
 	EXPECT_EQ(1, epoll_wait(ep, &ev, 1, 30000));
 	EXPECT_NE(0, ev.events & EPOLLRDHUP);
-	ASSERT_TRUE(wait_flag(&r.done, 30)) TH_LOG("the reader still waits");
+	ASSERT_TRUE(stream_io_ended(&r, 30)) TH_LOG("the reader still waits");
 	pthread_join(t, NULL);
-	TH_LOG("%llu B, then recv %zd (%s)", r.got, r.last, r.err ? strerror(r.err) : "EOF");
+	TH_LOG("%llu B, then recv %zd (%s)", r.bytes, r.last, r.err ? strerror(r.err) : "EOF");
 	EXPECT_EQ(0, r.last);
 	EXPECT_EQ(-1, r.bad) TH_LOG("byte %lld wrong", r.bad);
 	close(ep);
-}
-
-struct stream_writer {
-	int fd;
-	unsigned long long sent;
-	ssize_t last;		/* send's last return */
-	int err;
-	atomic_int done;
-};
-
-/* A keyed stream, blocking, until a send fails. */
-static void *write_stream(void *arg)
-{
-	struct stream_writer *w = arg;
-	static unsigned char buf[256 << 10];
-	ssize_t n;
-
-	do {
-		stream_fill(KILL_KEY, w->sent, buf, sizeof(buf));
-		n = send(w->fd, buf, sizeof(buf), MSG_NOSIGNAL);
-		if (n > 0)
-			w->sent += n;
-	} while (n > 0);
-	w->last = n;
-	w->err = errno;
-	atomic_store(&w->done, 1);
-	return NULL;
 }
 
 /*
@@ -1815,7 +1746,7 @@ static void *write_stream(void *arg)
 TEST_F(pair, receiver_killed_mid_transfer)
 {
 	struct epoll_event ev = { .events = EPOLLERR };
-	struct stream_writer w = { .fd = self->cfd };
+	struct stream_io w = { .fd = self->cfd, .sends = true, .key = KILL_KEY };
 	int ep = epoll_create1(0), go[2], status, i;
 	pthread_t t;
 	pid_t pid;
@@ -1837,7 +1768,7 @@ TEST_F(pair, receiver_killed_mid_transfer)
 	}
 	close(self->sfd);
 	self->sfd = -1;
-	ASSERT_EQ(0, pthread_create(&t, NULL, write_stream, &w));
+	ASSERT_EQ(0, pthread_create(&t, NULL, stream_io, &w));
 	ASSERT_EQ(1, read(go[0], &b, 1));
 	/* the pipe fills: the writer blocks */
 	for (i = 0; i < 1000 && (sdp_poll1(self->cfd, POLLOUT, 0) & POLLOUT); i++)
@@ -1851,9 +1782,9 @@ TEST_F(pair, receiver_killed_mid_transfer)
 	/* (the blocked writer may have taken the error from sk_err first) */
 	EXPECT_EQ(1, epoll_wait(ep, &ev, 1, 30000));
 	EXPECT_NE(0, ev.events & EPOLLHUP);
-	ASSERT_TRUE(wait_flag(&w.done, 30)) TH_LOG("the writer still waits");
+	ASSERT_TRUE(stream_io_ended(&w, 30)) TH_LOG("the writer still waits");
 	pthread_join(t, NULL);
-	TH_LOG("%llu B, then send %zd (%s)", w.sent, w.last, strerror(w.err));
+	TH_LOG("%llu B, then send %zd (%s)", w.bytes, w.last, strerror(w.err));
 	EXPECT_EQ(-1, w.last);
 	EXPECT_TRUE(w.err == ECONNRESET || w.err == EPIPE) TH_LOG("%s", strerror(w.err));
 	close(ep);

@@ -17,7 +17,6 @@
 #include <netinet/tcp.h>
 #include <rdma/rdma_cma.h>
 #include <infiniband/verbs.h>
-#include <stdatomic.h>
 #include <sys/epoll.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
@@ -26,6 +25,7 @@
 #include "kselftest_harness.h"
 #include "sdp_proof.h"
 #include "sdp_baseline.h"
+#include "sdp_gen.h"
 #include "sdp_peer.h"
 
 /*
@@ -843,34 +843,6 @@ static void peer_process(const struct sockaddr_storage *addr, bool sends, int go
 	}
 }
 
-/* One end of the kernel socket, blocking, until it fails. */
-struct blocked {
-	int fd;
-	bool sends;
-	unsigned long long bytes;
-	ssize_t last;
-	int err;
-	atomic_int done;
-};
-
-static void *blocked_io(void *arg)
-{
-	static char buf[64 << 10];
-	struct blocked *b = arg;
-	ssize_t n;
-
-	do {
-		n = b->sends ? send(b->fd, buf, sizeof(buf), MSG_NOSIGNAL) :
-			       recv(b->fd, buf, sizeof(buf), 0);
-		if (n > 0)
-			b->bytes += n;
-	} while (n > 0);
-	b->last = n;
-	b->err = errno;
-	atomic_store(&b->done, 1);
-	return NULL;
-}
-
 /*
  * The peer's process killed (SIGKILL) mid-transfer: its QP and rdma_cm id
  * go with it, and its CM disconnects without a DisConn. The kernel socket
@@ -882,7 +854,7 @@ static void peer_killed(struct __test_metadata *_metadata, bool kernel_sends)
 {
 	long long missing = sdp_stat("DisConnMissing");
 	struct epoll_event ev = { .events = EPOLLERR };
-	struct blocked io = { .sends = kernel_sends };
+	struct stream_io io = { .sends = kernel_sends };
 	struct baseline before, now;
 	struct sockaddr_storage addr;
 	struct sdp_qp_state q;
@@ -907,7 +879,7 @@ static void peer_killed(struct __test_metadata *_metadata, bool kernel_sends)
 	close(go[0]);
 	io.fd = accept(lfd, NULL, NULL);
 	ASSERT_LE(0, io.fd);
-	ASSERT_EQ(0, pthread_create(&t, NULL, blocked_io, &io));
+	ASSERT_EQ(0, pthread_create(&t, NULL, stream_io, &io));
 	/* data flows; a sender then fills what the peer's credits allow */
 	for (i = 0; i < 1000 && io.bytes < 600; i++)
 		usleep(10000);
@@ -930,9 +902,7 @@ static void peer_killed(struct __test_metadata *_metadata, bool kernel_sends)
 	/* (the blocked call may have taken the error from sk_err first) */
 	EXPECT_EQ(1, epoll_wait(ep, &ev, 1, 10000));
 	EXPECT_NE(0, ev.events & EPOLLHUP);
-	for (i = 0; i < 1000 && !atomic_load(&io.done); i++)
-		usleep(10000);
-	ASSERT_TRUE(atomic_load(&io.done)) TH_LOG("the kernel socket's caller still waits");
+	ASSERT_TRUE(stream_io_ended(&io, 10)) TH_LOG("the kernel socket's caller still waits");
 	pthread_join(t, NULL);
 	EXPECT_EQ(-1, io.last);
 	EXPECT_TRUE(io.err == ECONNRESET || (kernel_sends && io.err == EPIPE))
