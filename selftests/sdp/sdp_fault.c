@@ -97,8 +97,11 @@ TEST_F(fault, socket_without_memory)
 	SDP_PROVE_LOCAL();
 }
 
-/* A site of the connecting side, or of a listener's child. */
-FIXTURE(site) {
+/*
+ * A site of the connecting side (connect_site), or of a listener's child
+ * (listen_site), with a listener to connect to.
+ */
+struct site {
 	struct baseline before;
 	int lfd;
 	struct sockaddr_storage addr;
@@ -106,22 +109,7 @@ FIXTURE(site) {
 	int rdma_only;
 };
 
-FIXTURE_VARIANT(site) {
-	const char *name;
-};
-
-FIXTURE_VARIANT_ADD(site, cm_id) { .name = "cm_id" };
-FIXTURE_VARIANT_ADD(site, conn) { .name = "conn" };
-FIXTURE_VARIANT_ADD(site, cq) { .name = "cq" };
-FIXTURE_VARIANT_ADD(site, qp) { .name = "qp" };
-FIXTURE_VARIANT_ADD(site, rings) { .name = "rings" };
-FIXTURE_VARIANT_ADD(site, rx_buf) { .name = "rx_buf" };
-FIXTURE_VARIANT_ADD(site, kmem_buf) { .name = "kmem_buf" };
-FIXTURE_VARIANT_ADD(site, sock) { .name = "sock" };
-FIXTURE_VARIANT_ADD(site, tcp) { .name = "tcp" };
-FIXTURE_VARIANT_ADD(site, accept) { .name = "accept" };
-
-FIXTURE_SETUP(site)
+static void site_setup(struct __test_metadata *_metadata, struct site *self)
 {
 	baseline_read(&self->before);
 	ASSERT_LE(0, self->before.qps);
@@ -130,17 +118,66 @@ FIXTURE_SETUP(site)
 	ASSERT_LE(0, self->lfd);
 }
 
-FIXTURE_TEARDOWN(site)
+static void site_teardown(struct __test_metadata *_metadata, struct site *self)
 {
 	sdp_sysctl_set("rdma_only", self->rdma_only);
 	close(self->lfd);
 	all_back(_metadata, &self->before);
 }
 
-/* The connecting side's allocations: what an SDP connect() makes. */
-static bool connect_site(const char *name)
+FIXTURE(connect_site) {
+	struct site s;
+};
+
+FIXTURE_VARIANT(connect_site) {
+	const char *name;
+};
+
+FIXTURE_VARIANT_ADD(connect_site, cm_id) { .name = "cm_id" };
+FIXTURE_VARIANT_ADD(connect_site, conn) { .name = "conn" };
+FIXTURE_VARIANT_ADD(connect_site, cq) { .name = "cq" };
+FIXTURE_VARIANT_ADD(connect_site, qp) { .name = "qp" };
+FIXTURE_VARIANT_ADD(connect_site, rings) { .name = "rings" };
+FIXTURE_VARIANT_ADD(connect_site, rx_buf) { .name = "rx_buf" };
+FIXTURE_VARIANT_ADD(connect_site, kmem_buf) { .name = "kmem_buf" };
+
+FIXTURE_SETUP(connect_site)
 {
-	return strcmp(name, "sock") && strcmp(name, "tcp") && strcmp(name, "accept");
+	site_setup(_metadata, &self->s);
+}
+
+FIXTURE_TEARDOWN(connect_site)
+{
+	site_teardown(_metadata, &self->s);
+}
+
+/* (a child has its listener's request's id: no cm_id of its own) */
+FIXTURE(listen_site) {
+	struct site s;
+};
+
+FIXTURE_VARIANT(listen_site) {
+	const char *name;
+};
+
+FIXTURE_VARIANT_ADD(listen_site, sock) { .name = "sock" };
+FIXTURE_VARIANT_ADD(listen_site, tcp) { .name = "tcp" };
+FIXTURE_VARIANT_ADD(listen_site, accept) { .name = "accept" };
+FIXTURE_VARIANT_ADD(listen_site, conn) { .name = "conn" };
+FIXTURE_VARIANT_ADD(listen_site, cq) { .name = "cq" };
+FIXTURE_VARIANT_ADD(listen_site, qp) { .name = "qp" };
+FIXTURE_VARIANT_ADD(listen_site, rings) { .name = "rings" };
+FIXTURE_VARIANT_ADD(listen_site, rx_buf) { .name = "rx_buf" };
+FIXTURE_VARIANT_ADD(listen_site, kmem_buf) { .name = "kmem_buf" };
+
+FIXTURE_SETUP(listen_site)
+{
+	site_setup(_metadata, &self->s);
+}
+
+FIXTURE_TEARDOWN(listen_site)
+{
+	site_teardown(_metadata, &self->s);
 }
 
 /*
@@ -148,19 +185,17 @@ static bool connect_site(const char *name)
  * back to TCP (FallbackResources), its bytes go through, and the
  * destination is not cached: the next connect is RDMA (teardown).
  */
-TEST_F(site, connect_falls_back_for_this_connection)
+TEST_F(connect_site, falls_back_for_this_connection)
 {
 	long long res = sdp_stat("FallbackResources");
 	char b = 0;
 	int c, a;
 
-	if (!connect_site(variant->name))
-		SKIP(return, "%s: not the connecting side's", variant->name);
 	ASSERT_EQ(0, arm(variant->name, 1));
-	c = sdp_connect(sdp_family(), &self->addr, self->alen);
+	c = sdp_connect(sdp_family(), &self->s.addr, self->s.alen);
 	ASSERT_LE(0, c) TH_LOG("connect: %s", strerror(errno));
 	EXPECT_EQ(0, armed(variant->name));
-	a = accept(self->lfd, NULL, NULL);
+	a = accept(self->s.lfd, NULL, NULL);
 	ASSERT_LE(0, a);
 	EXPECT_EQ(SDP_TRANSPORT_TCP, sdp_transport(c));
 	EXPECT_EQ(SDP_FB_RESOURCES, sdp_getint(c, SOL_SDP, SDP_FALLBACK_REASON));
@@ -172,26 +207,24 @@ TEST_F(site, connect_falls_back_for_this_connection)
 	EXPECT_EQ('y', b);
 	close(c);
 	close(a);
-	sdp_rdma_byte(_metadata, self->lfd, &self->addr, self->alen);
+	sdp_rdma_byte(_metadata, self->s.lfd, &self->s.addr, self->s.alen);
 }
 
 /* ... and with net.sdp.rdma_only connect() fails: ENOBUFS, as TCP's. */
-TEST_F(site, connect_rdma_only_fails_enobufs)
+TEST_F(connect_site, rdma_only_fails_enobufs)
 {
 	int c;
 
-	if (!connect_site(variant->name))
-		SKIP(return, "%s: not the connecting side's", variant->name);
 	sdp_sysctl_set("rdma_only", 1);
 	ASSERT_EQ(1, sdp_sysctl("rdma_only"));
 	ASSERT_EQ(0, arm(variant->name, 1));
 	c = socket(sdp_family(), SOCK_STREAM, 0);
 	ASSERT_LE(0, c);
-	EXPECT_EQ(-1, connect(c, (struct sockaddr *)&self->addr, self->alen));
+	EXPECT_EQ(-1, connect(c, (struct sockaddr *)&self->s.addr, self->s.alen));
 	EXPECT_EQ(ENOBUFS, errno);
 	EXPECT_EQ(0, armed(variant->name));
 	close(c);
-	sdp_sysctl_set("rdma_only", self->rdma_only);
+	sdp_sysctl_set("rdma_only", self->s.rdma_only);
 	SDP_PROVE_LOCAL();
 }
 
@@ -201,7 +234,7 @@ TEST_F(site, connect_rdma_only_fails_enobufs)
  * saying so (SDP_REJ_NOMEM, RejectSent), nothing of the child stays, and
  * the listener goes on over RDMA (teardown).
  */
-TEST_F(site, listener_rejects_this_request)
+TEST_F(listen_site, rejects_this_request)
 {
 	long long rejected = sdp_stat("RejectSent");
 	struct peer p = {};
@@ -209,12 +242,10 @@ TEST_F(site, listener_rejects_this_request)
 	struct hh hello;
 	int len = 0;
 
-	if (!strcmp(variant->name, "cm_id"))
-		SKIP(return, "cm_id: a child has its listener's request's id");
 	ASSERT_EQ(0, arm(variant->name, 1));
 	good_hello(&hello, PEER_BUFS - 1);
 	EXPECT_EQ(1000 + RDMA_CM_EVENT_REJECTED,
-		  peer_connect(&p, &self->addr, &hello, rej, sizeof(rej), &len));
+		  peer_connect(&p, &self->s.addr, &hello, rej, sizeof(rej), &len));
 	EXPECT_EQ(0, armed(variant->name));
 	EXPECT_LE(2, len);
 	EXPECT_EQ(0, rej[0]);		/* Hello's mid: SDP's reject */
@@ -222,7 +253,7 @@ TEST_F(site, listener_rejects_this_request)
 	EXPECT_EQ(rejected + 1, sdp_stat("RejectSent"));
 	peer_free(&p);
 	/* the listener still takes a good one */
-	sdp_rdma_byte(_metadata, self->lfd, &self->addr, self->alen);
+	sdp_rdma_byte(_metadata, self->s.lfd, &self->s.addr, self->s.alen);
 }
 
 /*
