@@ -265,27 +265,37 @@ static int sdp_cm_errno(const struct rdma_cm_event *ev)
 	}
 }
 
-/* An SDP listener refused us with @reason (enum sdp_rej_reason)? */
-static bool sdp_cm_sdp_reject(struct rdma_cm_id *id, struct rdma_cm_event *ev,
-			      u8 reason)
+/*
+ * Why an SDP listener refused us (enum sdp_rej_reason), 0 if none did;
+ * for SDP_REJ_BUSY, *retry_ms is when it said a place frees.
+ */
+static u8 sdp_cm_rej_reason(struct rdma_cm_id *id, struct rdma_cm_event *ev,
+			    u32 *retry_ms)
 {
-	const struct sdp_rej *rej;
+	const void *data;
 	u8 len = 0;
 
+	*retry_ms = 0;
 	if (ev->event != RDMA_CM_EVENT_REJECTED)
-		return false;
-	rej = rdma_consumer_reject_data(id, ev, &len);
-	return rej && len >= sizeof(*rej) && rej->mid == SDP_MID_HELLO &&
-	       rej->reason == reason;
+		return 0;
+	data = rdma_consumer_reject_data(id, ev, &len);
+	return sdp_proto_check_rej(data, len, retry_ms);
 }
+
+/* After the listener's word on when a place frees: its timer's latency. */
+#define SDP_RETRY_SLACK		(HZ / 4)
 
 /*
  * A busy SDP listener refused us: try again after TCP's SYN retransmit
- * delays (1 s, 2 s, 4 s, ...); ETIMEDOUT after tcp_syn_retries, as TCP.
+ * delays (1 s, 2 s, 4 s, ...), or sooner when the listener said a place
+ * frees sooner (a peer holding its queue with connections it never
+ * completes then delays us until their syn_timeout_ms, not beyond);
+ * ETIMEDOUT after tcp_syn_retries, as TCP.
  */
-static void sdp_cm_retry_later(struct sdp_sock *ssk)
+static void sdp_cm_retry_later(struct sdp_sock *ssk, u32 retry_ms)
 {
 	struct sock *sk = &ssk->sk;
+	unsigned long delay = HZ << ssk->syn_retries;
 
 	sk_stop_timer(sk, &ssk->conn_timer);
 	if (ssk->syn_retries >= READ_ONCE(sock_net(sk)->ipv4.sysctl_tcp_syn_retries)) {
@@ -293,9 +303,12 @@ static void sdp_cm_retry_later(struct sdp_sock *ssk)
 		sdp_up->done(sk, ETIMEDOUT);
 		return;
 	}
+	if (retry_ms)
+		delay = min(delay, msecs_to_jiffies(retry_ms) + SDP_RETRY_SLACK);
+	ssk->syn_retries++;
 	SDP_INC_STATS(sock_net(sk), SDP_MIB_CONNECT_RETRIES);
 	sock_hold(sk);
-	if (!queue_delayed_work(sdp_wq, &ssk->retry_work, HZ << ssk->syn_retries++))
+	if (!queue_delayed_work(sdp_wq, &ssk->retry_work, delay))
 		sock_put(sk);
 }
 
@@ -330,8 +343,11 @@ void sdp_cm_init(struct sdp_sock *ssk)
 	INIT_DELAYED_WORK(&ssk->retry_work, sdp_cm_retry_work);
 }
 
-/* Why a failed RDMA connect falls back (enum sdp_fallback_reason). */
-static int sdp_cm_fb_reason(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+/*
+ * Why a failed RDMA connect falls back (enum sdp_fallback_reason); @rej is
+ * an SDP listener's reason for refusing our Hello, 0 for nobody listening.
+ */
+static int sdp_cm_fb_reason(struct rdma_cm_event *ev, u8 rej)
 {
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ADDR_ERROR:
@@ -339,11 +355,10 @@ static int sdp_cm_fb_reason(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_ROUTE_ERROR:
 		return SDP_FB_NO_ROUTE;
 	case RDMA_CM_EVENT_REJECTED:
-		/* An SDP listener refusing our Hello, or nobody listening. */
-		if (sdp_cm_sdp_reject(id, ev, SDP_REJ_VERSION))
+		if (rej == SDP_REJ_VERSION)
 			return SDP_FB_VERSION;
 		/* short of memory for this connection: nothing to cache */
-		if (sdp_cm_sdp_reject(id, ev, SDP_REJ_NOMEM))
+		if (rej == SDP_REJ_NOMEM)
 			return SDP_FB_RESOURCES;
 		return SDP_FB_REJECTED;
 	default:
@@ -394,8 +409,10 @@ static int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 {
 	struct sdp_sock *ssk = id->context;
 	struct sock *sk = &ssk->sk;
+	u32 retry_ms;
 	bool child;
 	int err;
+	u8 rej;
 
 	trace_sdp_cm_event(sk, rdma_event_msg(ev->event), ev->status);
 	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
@@ -454,10 +471,11 @@ static int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		}
 		if (sk->sk_state != TCP_SYN_SENT)
 			break;
-		if (sdp_cm_sdp_reject(id, ev, SDP_REJ_BUSY))
-			sdp_cm_retry_later(ssk);
+		rej = sdp_cm_rej_reason(id, ev, &retry_ms);
+		if (rej == SDP_REJ_BUSY)
+			sdp_cm_retry_later(ssk, retry_ms);
 		else
-			sdp_up->fallback(ssk, sdp_cm_fb_reason(id, ev));
+			sdp_up->fallback(ssk, sdp_cm_fb_reason(ev, rej));
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		/*

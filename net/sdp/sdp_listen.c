@@ -11,8 +11,8 @@
  * accepted with a HelloAck (syn_q, for syn_timeout_ms at most), and moves
  * to accept_q when rdma_cm reports it established. Without room a request
  * is refused as busy: the client retries with TCP's SYN backoff, as a TCP
- * client whose SYN was dropped would. Half-open children past a grace
- * period give their place to new requests (sdp_syn_reserve()).
+ * client whose SYN was dropped would, or sooner when the reject says when
+ * the oldest child holding a place is dropped (sdp_syn_reserve()).
  *
  * A child is on at most one queue (child->queue), changed only under the
  * listener's lock; whoever takes it off a queue owns its fate.
@@ -193,16 +193,6 @@ static struct sdp_sock *sdp_reuseport_pick(struct sdp_sock *lssk,
 	return found;
 }
 
-/*
- * A child not yet established (its client's RTU has not come) older than
- * this gives its place to a new request when the queues are full. A client
- * that completes does so in a round trip, so only one that holds a place
- * without completing loses it, as TCP prunes its oldest requests first;
- * and a legitimate client behind a peer holding every place waits one SYN
- * retry (1 s), not syn_timeout_ms. TCP's initial retransmission timeout.
- */
-#define SDP_HALF_OPEN_GRACE	TCP_TIMEOUT_INIT
-
 /* One of the namespace's max_half_open places; false if none is left. */
 static bool sdp_half_open_take(struct sdp_net *sn)
 {
@@ -236,86 +226,60 @@ static void sdp_half_open_leave(struct sdp_sock *child)
 	spin_unlock(&sn->half_open_lock);
 }
 
-static bool sdp_half_open_stale(const struct sdp_sock *child)
+/* In how many ms @child, not established, is dropped (at least 1). */
+static u32 sdp_half_open_left(const struct sdp_sock *child, const struct sdp_net *sn)
 {
-	return time_after_eq(jiffies, READ_ONCE(child->syn_stamp) + SDP_HALF_OPEN_GRACE);
-}
+	unsigned long end = READ_ONCE(child->syn_stamp) +
+			    msecs_to_jiffies(READ_ONCE(sn->syn_timeout_ms));
 
-/* The namespace's oldest child not established, if past its grace: held. */
-static struct sdp_sock *sdp_half_open_oldest(struct sdp_net *sn)
-{
-	struct sdp_sock *child;
-
-	spin_lock(&sn->half_open_lock);
-	child = list_first_entry_or_null(&sn->half_open, struct sdp_sock, half_open_item);
-	if (child && sdp_half_open_stale(child))
-		sock_hold(&child->sk);
-	else
-		child = NULL;
-	spin_unlock(&sn->half_open_lock);
-	return child;
-}
-
-/* Listener locked: the same among its own children (syn_q is in order). */
-static struct sdp_sock *sdp_syn_oldest(struct sdp_sock *lssk)
-{
-	struct sdp_sock *child;
-
-	list_for_each_entry(child, &lssk->syn_q, child) {
-		if (READ_ONCE(child->sk.sk_state) != TCP_SYN_RECV)
-			continue;
-		if (!sdp_half_open_stale(child))
-			break;
-		sock_hold(&child->sk);
-		return child;
-	}
-	return NULL;
+	return time_after(end, jiffies) ? jiffies_to_msecs(end - jiffies) : 1;
 }
 
 /*
  * Room for one more child of @lssk, before anything is built for it: within
- * the listener's backlog and the namespace's max_half_open. When children
- * not yet established fill either, the oldest of them past its grace is
- * dropped (HalfOpenDropped) and the request takes its place. 0 with the
+ * the listener's backlog and the namespace's max_half_open. 0 with the
  * place taken (in syn_count and the namespace's count: sdp_child_link()
- * fills it, sdp_syn_unreserve() gives it back), or busy, counted.
+ * fills it, sdp_syn_unreserve() gives it back), or busy, counted, with
+ * *retry_ms saying when the oldest child not established, which holds
+ * the place, is dropped (0 if none holds it: an accept queue full of
+ * established ones): the refused client then tries again no later.
  */
-static int sdp_syn_reserve(struct sdp_sock *lssk)
+static int sdp_syn_reserve(struct sdp_sock *lssk, u32 *retry_ms)
 {
 	struct sock *lsk = &lssk->sk;
 	struct net *net = sock_net(lsk);
-	struct sdp_sock *victim;
-	int mib = SDP_MIB_BACKLOG_BUSY;
+	struct sdp_net *sn = sdp_net(net);
+	struct sdp_sock *child;
+	int mib;
 
-	for (;;) {
-		victim = NULL;
-		lock_sock(lsk);
-		if (!sdp_listening(lssk)) {
-			release_sock(lsk);
-			break;
-		}
+	*retry_ms = 0;
+	lock_sock(lsk);
+	if (!sdp_listening(lssk)) {
+		mib = SDP_MIB_BACKLOG_BUSY;
+	} else if (READ_ONCE(lsk->sk_ack_backlog) + lssk->syn_count >
+		   READ_ONCE(lsk->sk_max_ack_backlog)) {
 		/* established and completing together: backlog + 1, as TCP */
-		if (READ_ONCE(lsk->sk_ack_backlog) + lssk->syn_count >
-		    READ_ONCE(lsk->sk_max_ack_backlog)) {
-			/* (with accept_q full, no place would come of it) */
-			if (READ_ONCE(lsk->sk_ack_backlog) <= READ_ONCE(lsk->sk_max_ack_backlog))
-				victim = sdp_syn_oldest(lssk);
-		} else if (sdp_half_open_take(sdp_net(net))) {
-			lssk->syn_count++;
-			release_sock(lsk);
-			return 0;
-		} else {
-			mib = SDP_MIB_HALF_OPEN_FULL;
-			victim = sdp_half_open_oldest(sdp_net(net));
+		mib = SDP_MIB_BACKLOG_BUSY;
+		list_for_each_entry(child, &lssk->syn_q, child) {
+			if (READ_ONCE(child->sk.sk_state) == TCP_SYN_RECV) {
+				*retry_ms = sdp_half_open_left(child, sn);
+				break;
+			}
 		}
+	} else if (sdp_half_open_take(sn)) {
+		lssk->syn_count++;
 		release_sock(lsk);
-		if (!victim)
-			break;
-		/* another may have dropped it meanwhile: then look again */
-		if (sdp_child_drop(victim, ETIMEDOUT))
-			SDP_INC_STATS(net, SDP_MIB_HALF_OPEN_DROPPED);
-		sock_put(&victim->sk);
+		return 0;
+	} else {
+		mib = SDP_MIB_HALF_OPEN_FULL;
+		spin_lock(&sn->half_open_lock);
+		child = list_first_entry_or_null(&sn->half_open, struct sdp_sock,
+						 half_open_item);
+		if (child)
+			*retry_ms = sdp_half_open_left(child, sn);
+		spin_unlock(&sn->half_open_lock);
 	}
+	release_sock(lsk);
 	SDP_INC_STATS(net, mib);
 	return -EBUSY;
 }
@@ -425,11 +389,10 @@ static void sdp_child_kill(struct sdp_sock *child, int err)
 
 /*
  * Let a child go if it is still on syn_q: refused at accept, its client
- * gave up, it died before it was established, or its place went to a new
- * request. Established (accept_q), or on no queue (the listener is
- * dropping it), it is not ours. True if it was.
+ * gave up, or it died before it was established. Established (accept_q),
+ * or on no queue (the listener is dropping it), it is not ours.
  */
-bool sdp_child_drop(struct sdp_sock *child, int err)
+void sdp_child_drop(struct sdp_sock *child, int err)
 {
 	struct sdp_sock *lssk = child->parent;
 	bool mine;
@@ -441,7 +404,6 @@ bool sdp_child_drop(struct sdp_sock *child, int err)
 	release_sock(&lssk->sk);
 	if (mine)
 		sdp_child_kill(child, err);
-	return mine;
 }
 
 /* Accept the child over RDMA, inside its CONNECT_REQUEST event. */
@@ -485,11 +447,16 @@ out:
 	return err;
 }
 
-/* Refuse @id's request, saying why (enum sdp_rej_reason), counted. */
-static void sdp_req_reject(struct sock *lsk, struct rdma_cm_id *id, u8 reason)
+/*
+ * Refuse @id's request, saying why (enum sdp_rej_reason) and, if busy, when
+ * to try again; counted.
+ */
+static void sdp_req_reject(struct sock *lsk, struct rdma_cm_id *id, u8 reason,
+			   u32 retry_ms)
 {
-	struct sdp_rej rej = { .mid = SDP_MID_HELLO, .reason = reason };
+	struct sdp_rej rej;
 
+	sdp_proto_rej(&rej, reason, retry_ms);
 	SDP_INC_STATS(sock_net(lsk), SDP_MIB_REJECT_SENT);
 	rdma_reject(id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
 }
@@ -498,6 +465,7 @@ int sdp_cm_req(struct sdp_sock *lssk, struct rdma_cm_id *id,
 	       const struct rdma_cm_event *ev)
 {
 	struct sdp_sock *child, *pick = NULL;
+	u32 retry_ms = 0;
 	struct sock *lsk;
 	u8 reason;
 	int err;
@@ -526,7 +494,7 @@ int sdp_cm_req(struct sdp_sock *lssk, struct rdma_cm_id *id,
 	}
 	/* Nothing is built for a request the queues have no room for. */
 	reason = SDP_REJ_BUSY;
-	if (sdp_syn_reserve(lssk))
+	if (sdp_syn_reserve(lssk, &retry_ms))
 		goto reject;
 	child = sdp_child_alloc(lssk, id, ev->param.conn.private_data);
 	lock_sock(lsk);
@@ -553,7 +521,7 @@ int sdp_cm_req(struct sdp_sock *lssk, struct rdma_cm_id *id,
 	err = sdp_passive_accept(child);
 	if (err) {
 		if (err != -ECONNABORTED)
-			sdp_req_reject(lsk, id, SDP_REJ_NOMEM);
+			sdp_req_reject(lsk, id, SDP_REJ_NOMEM, 0);
 		sdp_child_drop(child, -err);
 	}
 	if (pick)
@@ -561,7 +529,7 @@ int sdp_cm_req(struct sdp_sock *lssk, struct rdma_cm_id *id,
 	return 0;
 
 reject:
-	sdp_req_reject(lsk, id, reason);
+	sdp_req_reject(lsk, id, reason, retry_ms);
 	if (pick)
 		sock_put(&pick->sk);
 	return 1;

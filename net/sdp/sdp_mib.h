@@ -18,7 +18,6 @@ enum sdp_mib_field {
 	SDP_MIB_BACKLOG_BUSY,		/* requests refused: backlog full */
 	SDP_MIB_SYN_TIMEOUT,		/* children dropped, never established */
 	SDP_MIB_HALF_OPEN_FULL,		/* requests refused: max_half_open reached */
-	SDP_MIB_HALF_OPEN_DROPPED,	/* children never established, dropped for a request */
 	SDP_MIB_CONNECT_RETRIES,	/* connects retried after a busy refusal */
 	SDP_MIB_LISTEN_NO_RDMA,		/* listeners without an RDMA listener */
 	SDP_MIB_LISTEN_REARMED,		/* listeners listening over RDMA again */

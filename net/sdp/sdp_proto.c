@@ -94,6 +94,31 @@ int sdp_proto_check_hello_ack(const void *data, u32 len)
 	return 0;
 }
 
+/* Our refusal of a Hello: why, and for SDP_REJ_BUSY when to try again. */
+void sdp_proto_rej(struct sdp_rej *rej, u8 reason, u32 retry_ms)
+{
+	rej->mid = SDP_MID_HELLO;
+	rej->reason = reason;
+	rej->retry_ms = cpu_to_be16(retry_ms < 0xffff ? retry_ms : 0xffff);
+}
+
+/*
+ * A CM reject's private data: the SDP listener's reason (enum
+ * sdp_rej_reason), or 0 if it is not an SDP reject; for SDP_REJ_BUSY,
+ * *retry_ms is when a place frees (0: not said).
+ */
+u8 sdp_proto_check_rej(const void *data, u32 len, u32 *retry_ms)
+{
+	const struct sdp_rej *rej = data;
+
+	*retry_ms = 0;
+	if (!rej || len < offsetof(struct sdp_rej, retry_ms) || rej->mid != SDP_MID_HELLO)
+		return 0;
+	if (rej->reason == SDP_REJ_BUSY && len >= sizeof(*rej))
+		*retry_ms = be16_to_cpu(rej->retry_ms);
+	return rej->reason;
+}
+
 /* The peer's Hello or HelloAck is in: its message 0 offered @peer_bufs. */
 void sdp_seq_start(struct sdp_seq *s, u16 peer_bufs)
 {

@@ -58,6 +58,8 @@ void sdp_proto_hello(struct sdp_hh *hh, u16 bufs, u32 rcv_size, bool ipv6);
 void sdp_proto_hello_ack(struct sdp_hah *hah, u16 bufs, u32 rcv_size, u8 ipv_cap);
 int sdp_proto_check_hello(const void *data, u32 len);
 int sdp_proto_check_hello_ack(const void *data, u32 len);
+void sdp_proto_rej(struct sdp_rej *rej, u8 reason, u32 retry_ms);
+u8 sdp_proto_check_rej(const void *data, u32 len, u32 *retry_ms);
 void sdp_seq_start(struct sdp_seq *s, u16 peer_bufs);
 
 /* Messages. */

@@ -294,7 +294,7 @@ int sdp_addr_to_user(struct sdp_sock *ssk, const struct sockaddr_storage *addr,
 /* sdp_listen.c */
 struct sdp_sock *sdp_accept_dequeue(struct sdp_sock *lssk);
 void sdp_listen_init(struct sdp_sock *ssk);
-bool sdp_child_drop(struct sdp_sock *child, int err);
+void sdp_child_drop(struct sdp_sock *child, int err);
 void sdp_child_ended(struct sdp_sock *child, struct sdp_sock *lssk);
 void sdp_listen_stop(struct sdp_sock *lssk);
 void sdp_listener_add(struct sdp_sock *lssk);

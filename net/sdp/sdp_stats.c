@@ -19,7 +19,6 @@ static const char * const sdp_mib_names[SDP_MIB_MAX] = {
 	[SDP_MIB_REJECT_SENT]		= "RejectSent",
 	[SDP_MIB_SYN_TIMEOUT]		= "SynTimeout",
 	[SDP_MIB_HALF_OPEN_FULL]	= "HalfOpenFull",
-	[SDP_MIB_HALF_OPEN_DROPPED]	= "HalfOpenDropped",
 	[SDP_MIB_BACKLOG_BUSY]		= "BacklogBusy",
 	[SDP_MIB_CONNECT_RETRIES]	= "ConnectRetries",
 	[SDP_MIB_LISTEN_NO_RDMA]	= "ListenNoRdma",

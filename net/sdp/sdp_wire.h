@@ -83,6 +83,11 @@ struct sdp_chrcvbuf {
 struct sdp_rej {
 	u8	mid;		/* SDP_MID_HELLO: marks an SDP reject */
 	u8	reason;		/* enum sdp_rej_reason */
+	/*
+	 * Ours: with SDP_REJ_BUSY, in how many ms a place frees (0: not
+	 * known). The CM pads what a peer without it sends with zeroes.
+	 */
+	__be16	retry_ms;
 } __packed;
 
 enum sdp_rej_reason {

@@ -178,6 +178,37 @@ TEST(hello_and_hello_ack_built_pass_their_checks)
 	PROOF_LOCAL();
 }
 
+/*
+ * A reject's reason and, when busy, its retry hint: ours round trip (the
+ * CM pads the private data), a peer's 2-byte reject has no hint, a
+ * reject that is not SDP's has no reason.
+ */
+TEST(rejects_say_why_and_when)
+{
+	unsigned char data[148] = {};
+	struct sdp_rej rej;
+	u32 ms = 1;
+
+	sdp_proto_rej(&rej, SDP_REJ_BUSY, 4321);
+	memcpy(data, &rej, sizeof(rej));
+	EXPECT_EQ(SDP_REJ_BUSY, sdp_proto_check_rej(data, sizeof(data), &ms));
+	EXPECT_EQ(4321, ms);
+	sdp_proto_rej(&rej, SDP_REJ_BUSY, 1 << 20);	/* clamped, not wrapped */
+	EXPECT_EQ(SDP_REJ_BUSY, sdp_proto_check_rej(&rej, sizeof(rej), &ms));
+	EXPECT_EQ(0xffff, ms);
+	sdp_proto_rej(&rej, SDP_REJ_NOMEM, 4321);	/* a hint only when busy */
+	EXPECT_EQ(SDP_REJ_NOMEM, sdp_proto_check_rej(&rej, sizeof(rej), &ms));
+	EXPECT_EQ(0, ms);
+	sdp_proto_rej(&rej, SDP_REJ_BUSY, 4321);
+	EXPECT_EQ(SDP_REJ_BUSY, sdp_proto_check_rej(&rej, 2, &ms));
+	EXPECT_EQ(0, ms);
+	EXPECT_EQ(0, sdp_proto_check_rej(&rej, 1, &ms));
+	EXPECT_EQ(0, sdp_proto_check_rej(NULL, 0, &ms));
+	data[0] = SDP_MID_DATA;
+	EXPECT_EQ(0, sdp_proto_check_rej(data, sizeof(data), &ms));
+	PROOF_LOCAL();
+}
+
 TEST(each_bad_hello_field_refused_with_its_reason)
 {
 	struct sdp_hh good, h;

@@ -649,6 +649,7 @@ TEST_F_TIMEOUT(soak, idle, 1800)
 TEST_F_TIMEOUT(soak, connect_storm, 600)
 {
 	long long busy = sdp_stat("BacklogBusy"), retries = sdp_stat("ConnectRetries");
+	long long timeouts = sdp_stat("SynTimeout");
 	struct rlimit rl = { 4 * STORM + 64, 4 * STORM + 64 };
 	static unsigned char buf[STORM_BYTES];
 	struct soak st = { .family = self->s.family };
@@ -681,6 +682,8 @@ TEST_F_TIMEOUT(soak, connect_storm, 600)
 	       up, STORM, sdp_now() - t0, sdp_stat("BacklogBusy") - busy,
 	       sdp_stat("ConnectRetries") - retries);
 	EXPECT_EQ(STORM, up);
+	/* no client that completed was dropped as one that never did */
+	EXPECT_EQ(timeouts, sdp_stat("SynTimeout"));
 	/* then each its own stream, checked by the server */
 	for (i = 0; i < STORM; i++) {
 		struct soak_hdr h = { .key = 7000 + i, .total = STORM_BYTES, .end = END_SHUTDOWN };
