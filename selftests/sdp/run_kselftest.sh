@@ -111,7 +111,7 @@ run_one() # run_one PROGRAM OUTFILE
 		timeout -k 10 "$timeout_s" "./$1" \
 		</dev/null >"$2" 2>&1 &
 	pid=$!
-	tail -n +1 -f --pid=$pid "$2" | sed 's/^/# /'
+	tail -n +1 -f --pid=$pid "$2" | relay_timed
 	wait $pid
 	rc=$?
 	stuck=
@@ -128,6 +128,30 @@ run_one() # run_one PROGRAM OUTFILE
 		sed 's/^/#   /' /proc/$pid/stack 2>/dev/null
 	done
 	return $rc
+}
+
+# Relays a program's output as TAP comments, then names its three slowest
+# cases: what to look at when make check grows too long.
+relay_timed()
+{
+	local line now start=${EPOCHREALTIME/./}
+	local -a took=()
+
+	while IFS= read -r line; do
+		printf '# %s\n' "$line"
+		case $line in
+		'#  RUN '*) start=${EPOCHREALTIME/./} ;;
+		'ok '* | 'not ok '*)
+			now=${EPOCHREALTIME/./}
+			line=${line#not }
+			line=${line#ok * }
+			took+=("$(((now - start) / 1000000)) s ${line%% # *}")
+			start=$now
+			;;
+		esac
+	done
+	[ ${#took[@]} -gt 0 ] || return 0
+	printf '# slowest: %s\n' "$(printf '%s\n' "${took[@]}" | sort -rn | head -n 3 | paste -sd '|' | sed 's/|/ | /g')"
 }
 
 sum_pass=0 sum_fail=0 sum_skip=0 sum_rdma=0 sum_fb=0 sum_tcp=0 sum_local=0
