@@ -50,13 +50,14 @@ struct soak {
 	struct sockaddr_storage addr;
 	socklen_t alen;
 	atomic_int served, resets, lost, corrupt, server_err;
+	int wait_s;	/* how long a server waits for its client; 30 s unset */
 	atomic_int ends[END_KINDS], client_err, transport_err;
 	atomic_ullong bytes;
 };
 
-static void set_timeouts(int fd)
+static void set_timeouts(int fd, int secs)
 {
-	struct timeval tv = { .tv_sec = 30 };
+	struct timeval tv = { .tv_sec = secs };
 
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
@@ -79,7 +80,7 @@ static void *serve(void *arg)
 	ssize_t n;
 
 	free(c);
-	set_timeouts(fd);
+	set_timeouts(fd, s->wait_s ?: 30);
 	if (!buf || sdp_read_full(fd, &h, sizeof(h)) != sizeof(h)) {
 		/* an abort can overtake the header: a reset too */
 		if (buf && errno == ECONNRESET) {
@@ -207,7 +208,7 @@ static bool one_life(struct worker *w, unsigned char *buf)
 	fd = socket(s->family, SOCK_STREAM, 0);
 	if (fd < 0)
 		return false;
-	set_timeouts(fd);
+	set_timeouts(fd, 30);
 	if (connect(fd, (struct sockaddr *)&s->addr, s->alen)) {
 		close(fd);
 		return false;
@@ -507,8 +508,8 @@ static int open_many(FIXTURE_DATA(soak) *self, int lfd, const struct sockaddr_st
 			close(cfd[n]);
 			break;
 		}
-		set_timeouts(cfd[n]);
-		set_timeouts(sfd[n]);
+		set_timeouts(cfd[n], 30);
+		set_timeouts(sfd[n], 30);
 		if (self->s.family == sdp_family()) {
 			if (sdp_transport(cfd[n]) != sdp_expected_transport())
 				self->s.transport_err++;
@@ -632,7 +633,8 @@ TEST_F_TIMEOUT(soak, idle, 1800)
 	closed = mem_available();
 	TH_LOG("closed in %.1f s; %ld of %ld MiB not back", sdp_now() - t0,
 	       (before - closed) >> 10, (before - opened) >> 10);
-	EXPECT_GE((before - opened) / 4, before - closed);
+	/* MemAvailable moves by tens of MiB on its own (TCP's total is 40) */
+	EXPECT_GE((before - opened) / 4 + (32 << 10), before - closed);
 	soak_prove(_metadata, self, n);
 }
 
@@ -652,7 +654,12 @@ TEST_F_TIMEOUT(soak, connect_storm, 600)
 	long long timeouts = sdp_stat("SynTimeout");
 	struct rlimit rl = { 4 * STORM + 64, 4 * STORM + 64 };
 	static unsigned char buf[STORM_BYTES];
-	struct soak st = { .family = self->s.family };
+	/*
+	 * a server accepted early waits for every connect, then for its turn:
+	 * streams go one after another (sent at once, TCP resets those whose
+	 * handshake's last ACK the full accept queue dropped)
+	 */
+	struct soak st = { .family = self->s.family, .wait_s = 300 };
 	int fd[STORM], i, up = 0, ok = 0;
 	pthread_t acc;
 	double t0;
@@ -690,7 +697,7 @@ TEST_F_TIMEOUT(soak, connect_storm, 600)
 
 		if (fcntl(fd[i], F_SETFL, 0))
 			continue;
-		set_timeouts(fd[i]);
+		set_timeouts(fd[i], 30);
 		stream_fill(h.key, 0, buf, sizeof(buf));
 		if (sdp_write_full(fd[i], &h, sizeof(h)) == sizeof(h) &&
 		    sdp_write_full(fd[i], buf, sizeof(buf)) == sizeof(buf) &&
@@ -723,7 +730,7 @@ TEST_F_TIMEOUT(soak, churn, 300)
 		fd = sdp_connect(self->s.family, &self->s.addr, self->s.alen);
 		if (fd < 0)
 			continue;
-		set_timeouts(fd);
+		set_timeouts(fd, 30);
 		if (variant->sdp && sdp_transport(fd) != sdp_expected_transport())
 			self->s.transport_err++;
 		stream_fill(h.key, 0, &b, 1);
