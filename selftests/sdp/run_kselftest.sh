@@ -137,7 +137,7 @@ relay_timed()
 	local line now start=${EPOCHREALTIME/./}
 	local -a took=()
 
-	while IFS= read -r line; do
+	while IFS= read -r line || [ -n "$line" ]; do
 		printf '# %s\n' "$line"
 		case $line in
 		'#  RUN '*) start=${EPOCHREALTIME/./} ;;
