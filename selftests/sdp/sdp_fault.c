@@ -539,10 +539,14 @@ static void nth_cleanup(struct nth *t)
 	close(t->l);
 }
 
-/* What a failed allocation may make a call say. */
+/*
+ * What a failed allocation may make a call say. ENFILE is the socket
+ * layer's own, for AF_INET too: socket() and accept() when sock_alloc()
+ * gets no inode.
+ */
 static bool nth_errno_ok(int err)
 {
-	return err == ENOMEM || err == ENOBUFS || err == EAGAIN ||
+	return err == ENOMEM || err == ENOBUFS || err == EAGAIN || err == ENFILE ||
 	       err == ECONNREFUSED || err == EHOSTUNREACH || err == ETIMEDOUT ||
 	       err == EADDRNOTAVAIL || err == EADDRINUSE || err == ECONNABORTED;
 }
