@@ -76,9 +76,12 @@ echo "# iperf3: the client sent ${sent:-?} B, the server received ${got:-?} B"
 # iperf3's server stops reading at the end of the test and closes with the
 # last KiB unread (over TCP too, which then resets): what it counted must
 # have crossed RDMA, and it must be nearly all of it. The reset drops what
-# the client still had queued: SDP received no more than it sent.
-iperf_ok() { [ "${sent:-0}" -eq $((8 << 20)) ] && [ "${got:-0}" -ge $((7 << 20)) ] &&
-	    sdp_rdma_proven "$got" 2 $(((8 << 20) - got + 65536)) reset; }
+# the client still had queued: SDP received no more than it sent. -n is
+# "at least": iperf3 checks the count between 128 KiB blocks and sometimes
+# sends one more (over TCP too; esnet/iperf#1768).
+iperf_ok() { [ "${sent:-0}" -ge $((8 << 20)) ] && [ "${sent:-0}" -le $(((8 << 20) + (128 << 10))) ] &&
+	    [ "${got:-0}" -ge $((7 << 20)) ] &&
+	    sdp_rdma_proven "$got" 2 $((sent - got + 65536)) reset; }
 ktap_check "iperf3 under sdp_run: 8 MiB sent and received, over RDMA" iperf_ok
 
 # socat forks a child per connection, which execs cat on the inherited socket
