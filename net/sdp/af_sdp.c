@@ -245,12 +245,35 @@ static bool sdp_policy_listen_tcp(struct sdp_sock *ssk)
 	return sdp_policy_tcp(ssk, &ss, SDP_ROLE_LISTEN);
 }
 
+/*
+ * A new listener listens over RDMA too, unlocked (sdp_cm_listen()); then
+ * it serves RDMA, or TCP only and counts why.
+ */
+static void sdp_listen_arm(struct sdp_sock *ssk)
+{
+	struct sock *sk = &ssk->sk;
+	int err = sdp_cm_listen(ssk);
+
+	lock_sock(sk);
+	if (sk->sk_state == TCP_LISTEN && !test_bit(SDP_F_STOPPING, &ssk->flags)) {
+		/* A reuseport group's port: served by the id's holder. */
+		if (err && !sdp_reuseport_held(ssk, err))
+			sdp_fb_listener(ssk, SDP_FB_NO_RDMA_LISTEN);
+		else
+			sdp_fb_listening(ssk);
+	}
+	release_sock(sk);
+	/* Short of memory now, maybe not in a moment: it tries again. */
+	if (err == -ENOMEM)
+		sdp_listeners_rearm();
+}
+
 /* inet_listen(): the native socket listens too (it holds the port). */
 static int sdp_listen(struct socket *sock, int backlog)
 {
 	struct sock *sk = sock->sk;
 	struct sdp_sock *ssk = sdp_sk(sk);
-	int cm_failed = 0;
+	bool arm = false;
 	int err = -EINVAL;
 
 	if (sdp_fb(ssk)) {
@@ -261,6 +284,12 @@ static int sdp_listen(struct socket *sock, int backlog)
 		return err;
 	}
 	lock_sock(sk);
+	/* Shut down while its last listen was still arming: that ends first. */
+	while (sk->sk_state == TCP_CLOSE && test_bit(SDP_F_ARMING, &ssk->flags)) {
+		release_sock(sk);
+		wait_on_bit(&ssk->flags, SDP_F_ARMING, TASK_UNINTERRUPTIBLE);
+		lock_sock(sk);
+	}
 	if (sock->state != SS_UNCONNECTED ||
 	    !((1 << sk->sk_state) & (TCPF_CLOSE | TCPF_LISTEN)) ||
 	    test_bit(SDP_F_STOPPING, &ssk->flags))
@@ -278,26 +307,15 @@ static int sdp_listen(struct socket *sock, int backlog)
 		    sdp_policy_listen_tcp(ssk)) {
 			sdp_fb_listener(ssk, SDP_FB_POLICY);
 		} else {
-			int cm_err = sdp_cm_listen(ssk);
-
-			cm_failed = cm_err;
-			/* A reuseport group's port: served by the id's holder. */
-			if (cm_err && !sdp_reuseport_held(ssk, cm_err))
-				sdp_fb_listener(ssk, SDP_FB_NO_RDMA_LISTEN);
-			else
-				sdp_fb_listening(ssk);
 			sdp_listener_add(ssk);
+			arm = true;
 		}
 		sdp_set_state(sk, TCP_LISTEN);
 	}
 out:
 	release_sock(sk);
-	/* Requests may already wait on a half-failed id: destroy unlocked. */
-	if (cm_failed)
-		sdp_cm_destroy(ssk);
-	/* Short of memory now, maybe not in a moment: it tries again. */
-	if (cm_failed == -ENOMEM)
-		sdp_listeners_rearm();
+	if (arm)
+		sdp_listen_arm(ssk);
 	return err;
 }
 

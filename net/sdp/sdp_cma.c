@@ -125,6 +125,19 @@ static int sdp_cm_bind_src(struct sdp_sock *ssk, struct rdma_cm_id *id,
 	return -EADDRINUSE;
 }
 
+/* An id for the socket's events, holding a reference to it. */
+static struct rdma_cm_id *sdp_cm_create_id(struct sdp_sock *ssk)
+{
+	struct rdma_cm_id *id;
+
+	id = sdp_fault(SDP_FAULT_CM_ID) ? ERR_PTR(-ENOMEM) :
+	     rdma_create_id(sock_net(&ssk->sk), sdp_cm_handler, ssk,
+			    RDMA_PS_TCP, IB_QPT_RC);
+	if (!IS_ERR(id))
+		sock_hold(&ssk->sk);
+	return id;
+}
+
 /* A new id for the socket, which owns it (and its reference) from now on. */
 static struct rdma_cm_id *sdp_cm_new_id(struct sdp_sock *ssk)
 {
@@ -132,14 +145,17 @@ static struct rdma_cm_id *sdp_cm_new_id(struct sdp_sock *ssk)
 
 	if (WARN_ON_ONCE(ssk->id))
 		return ERR_PTR(-EBUSY);
-	id = sdp_fault(SDP_FAULT_CM_ID) ? ERR_PTR(-ENOMEM) :
-	     rdma_create_id(sock_net(&ssk->sk), sdp_cm_handler, ssk,
-			    RDMA_PS_TCP, IB_QPT_RC);
-	if (IS_ERR(id))
-		return id;
-	sock_hold(&ssk->sk);
-	ssk->id = id;
+	id = sdp_cm_create_id(ssk);
+	if (!IS_ERR(id))
+		ssk->id = id;
 	return id;
+}
+
+/* An id nobody else knows of (not ssk->id): destroyed unlocked. */
+static void sdp_cm_drop_id(struct sdp_sock *ssk, struct rdma_cm_id *id)
+{
+	rdma_destroy_id(id);
+	sock_put(&ssk->sk);
 }
 
 /*
@@ -374,6 +390,9 @@ static int sdp_cm_device_removal(struct sdp_sock *ssk, struct rdma_cm_id *id)
 	lock_sock(sk);
 	if (ssk->conn && ssk->conn->id == id)
 		sdp_conn_free(ssk);
+	/* A listener's id not listening yet: its armer destroys it at once. */
+	if (ssk->arming == id)
+		ssk->arming = NULL;
 	mine = cmpxchg(&ssk->id, id, NULL) == id;
 	if (mine) {
 		set_bit(SDP_F_CM_GONE, &ssk->flags);
@@ -494,33 +513,64 @@ static int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	return 0;
 }
 
-/* Listen over RDMA on the address and port the native socket holds. */
+/*
+ * Listen over RDMA on the address and port the native socket holds; called
+ * unlocked by whoever set SDP_F_ARMING under the lock (listen(), the re-arm
+ * work), and clears it. rdma_listen() runs unlocked: a wildcard listen that
+ * fails half way destroys the ids it made, waiting for their handlers, and
+ * sdp_cm_req() takes the listener's lock in them. Meanwhile the id is only
+ * ssk->arming, which nobody else destroys (a device removal tells us by
+ * clearing it); it becomes ssk->id once it listens, if the socket still
+ * does. Requests may arrive on it before then: sdp_cm_req() serves them.
+ */
 int sdp_cm_listen(struct sdp_sock *ssk)
 {
 	struct sock *sk = &ssk->sk;
 	struct sockaddr_storage addr;
 	struct rdma_cm_id *id;
-	int err;
+	int backlog, err;
 
+	id = sdp_cm_create_id(ssk);
+	lock_sock(sk);
+	if (IS_ERR(id)) {
+		err = PTR_ERR(id);
+		goto out;
+	}
 	err = kernel_getsockname(ssk->tcp, (struct sockaddr *)&addr);
 	if (err < 0)
-		return err;
+		goto out;
 	sdp_addr_unmap(&addr);
-	/*
-	 * The socket owns the id even if listening fails: a wildcard listen
-	 * can fail half way with requests already waiting for this socket, so
-	 * the caller destroys it after unlocking.
-	 */
-	id = sdp_cm_new_id(ssk);
-	if (IS_ERR(id))
-		return PTR_ERR(id);
 	if (addr.ss_family == AF_INET6)
 		rdma_set_afonly(id, ipv6_only_sock(ssk->tcp->sk));
 	if (sk->sk_reuse)
 		rdma_set_reuseaddr(id, 1);
+	backlog = sk->sk_max_ack_backlog;
+	ssk->arming = id;
+	release_sock(sk);
+
 	err = rdma_bind_addr(id, (struct sockaddr *)&addr);
 	if (!err)
-		err = rdma_listen(id, sk->sk_max_ack_backlog);
+		err = rdma_listen(id, backlog);
+
+	lock_sock(sk);
+	if (ssk->arming != id) {
+		err = -ENODEV;
+	} else if (!err && sk->sk_state == TCP_LISTEN && !ssk->id &&
+		   !test_bit(SDP_F_STOPPING, &ssk->flags)) {
+		ssk->id = id;
+		id = NULL;
+	} else if (!err) {
+		/* closed or shut down meanwhile: its reuseport group may take the port */
+		err = -ECONNABORTED;
+		if (sk->sk_reuseport)
+			sdp_listeners_rearm();
+	}
+	ssk->arming = NULL;
+out:
+	clear_and_wake_up_bit(SDP_F_ARMING, &ssk->flags);
+	release_sock(sk);
+	if (!IS_ERR_OR_NULL(id))
+		sdp_cm_drop_id(ssk, id);
 	return err;
 }
 
@@ -538,8 +588,6 @@ void sdp_cm_destroy(struct sdp_sock *ssk)
 {
 	struct rdma_cm_id *id = xchg(&ssk->id, NULL);
 
-	if (!id)
-		return;
-	rdma_destroy_id(id);
-	sock_put(&ssk->sk);
+	if (id)
+		sdp_cm_drop_id(ssk, id);
 }

@@ -50,9 +50,13 @@ static unsigned int sdp_rearm_tries;
 static void sdp_rearm_work(struct work_struct *work);
 static DECLARE_DELAYED_WORK(sdp_rearm, sdp_rearm_work);
 
-/* Listener locked, listening. */
+/*
+ * Listener locked, becoming one: it may listen over RDMA, and its caller
+ * calls sdp_cm_listen() once unlocked (SDP_F_ARMING, clear until then).
+ */
 void sdp_listener_add(struct sdp_sock *lssk)
 {
+	set_bit(SDP_F_ARMING, &lssk->flags);
 	mutex_lock(&sdp_listeners_lock);
 	if (list_empty(&lssk->listen_item))
 		list_add_tail(&lssk->listen_item, &sdp_listeners);
@@ -97,20 +101,23 @@ bool sdp_reuseport_held(const struct sdp_sock *lssk, int err)
 static bool sdp_rearm_one(struct sdp_sock *lssk)
 {
 	struct sock *lsk = &lssk->sk;
-	int err = 0;
+	bool arm, busy;
+	int err;
 
 	lock_sock(lsk);
-	if (sdp_listening(lssk) && !lssk->id) {
-		err = sdp_cm_listen(lssk);
-		if (!err) {
-			lssk->fb_reason = SDP_FB_NONE;
-			SDP_INC_STATS(sock_net(lsk), SDP_MIB_LISTEN_REARMED);
-		}
-	}
+	arm = sdp_listening(lssk) && !lssk->id;
+	/* listen() or an earlier pass is arming it: see again after it */
+	busy = arm && test_and_set_bit(SDP_F_ARMING, &lssk->flags);
 	release_sock(lsk);
-	/* As in listen(): a half-failed id is destroyed unlocked. */
-	if (err)
-		sdp_cm_destroy(lssk);
+	if (!arm || busy)
+		return busy;
+	err = sdp_cm_listen(lssk);
+	if (!err) {
+		lock_sock(lsk);
+		lssk->fb_reason = SDP_FB_NONE;
+		release_sock(lsk);
+		SDP_INC_STATS(sock_net(lsk), SDP_MIB_LISTEN_REARMED);
+	}
 	/* Another of its group took the port: nothing to try again. */
 	return err && !sdp_reuseport_held(lssk, err);
 }

@@ -37,7 +37,8 @@ struct sdp_policy;
  *   "done" flags are written only under the spinlock.
  * - rdma_cm handlers hold the id's handler mutex and then take lock_sock():
  *   nothing may wait for a handler (rdma_destroy_id, rdma_connect,
- *   rdma_lock_handler) while holding lock_sock().
+ *   rdma_lock_handler, rdma_listen: a wildcard listen failing half way
+ *   destroys the ids it made) while holding lock_sock().
  * - ssk->id has one owner: whoever takes it with xchg() destroys it.
  */
 
@@ -63,6 +64,7 @@ enum {
 	SDP_F_DEFER_ACCEPT,	/* established child waits for data (TCP_DEFER_ACCEPT) */
 	SDP_F_PEER_UP,		/* a child's peer disconnected: it had connected */
 	SDP_F_CREDIT_DUE,	/* the credit timer fired: announce what is free */
+	SDP_F_ARMING,		/* a listener's rdma_listen() is under way (sdp_cm_listen) */
 };
 
 /* Which of its listener's queues a child is on (sdp_sock.queue). */
@@ -94,6 +96,7 @@ struct sdp_sock {
 	struct socket		*tcp;
 
 	struct rdma_cm_id	*id;
+	struct rdma_cm_id	*arming;	/* a listener's id until it listens */
 	struct sdp_conn		*conn;
 	unsigned long		flags;
 
