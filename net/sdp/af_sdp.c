@@ -268,6 +268,29 @@ static void sdp_listen_arm(struct sdp_sock *ssk)
 		sdp_listeners_rearm();
 }
 
+/*
+ * lock_sock(), once a listener's stop is over: TCP's shutdown() holds the
+ * lock throughout, ours drops it meanwhile (sdp_listen_stop()). For
+ * listen() also once the arming of the listen before that stop is over.
+ */
+static void sdp_lock_settled(struct sdp_sock *ssk, bool arming)
+{
+	struct sock *sk = &ssk->sk;
+	int bit;
+
+	for (lock_sock(sk);; lock_sock(sk)) {
+		if (test_bit(SDP_F_STOPPING, &ssk->flags))
+			bit = SDP_F_STOPPING;
+		else if (arming && sk->sk_state == TCP_CLOSE &&
+			 test_bit(SDP_F_ARMING, &ssk->flags))
+			bit = SDP_F_ARMING;
+		else
+			return;
+		release_sock(sk);
+		wait_on_bit(&ssk->flags, bit, TASK_UNINTERRUPTIBLE);
+	}
+}
+
 /* inet_listen(): the native socket listens too (it holds the port). */
 static int sdp_listen(struct socket *sock, int backlog)
 {
@@ -283,16 +306,9 @@ static int sdp_listen(struct socket *sock, int backlog)
 		release_sock(sk);
 		return err;
 	}
-	lock_sock(sk);
-	/* Shut down while its last listen was still arming: that ends first. */
-	while (sk->sk_state == TCP_CLOSE && test_bit(SDP_F_ARMING, &ssk->flags)) {
-		release_sock(sk);
-		wait_on_bit(&ssk->flags, SDP_F_ARMING, TASK_UNINTERRUPTIBLE);
-		lock_sock(sk);
-	}
+	sdp_lock_settled(ssk, true);
 	if (sock->state != SS_UNCONNECTED ||
-	    !((1 << sk->sk_state) & (TCPF_CLOSE | TCPF_LISTEN)) ||
-	    test_bit(SDP_F_STOPPING, &ssk->flags))
+	    !((1 << sk->sk_state) & (TCPF_CLOSE | TCPF_LISTEN)))
 		goto out;
 	if (sk->sk_state == TCP_CLOSE)
 		sdp_rdma_reset(ssk);
@@ -409,7 +425,8 @@ void sdp_rdma_reset(struct sdp_sock *ssk)
 	sdp_cm_destroy(ssk);
 	lock_sock(sk);
 	ssk->syn_retries = 0;
-	ssk->flags &= BIT(SDP_F_DEFERRED);
+	/* a concurrent listen() may have started arming meanwhile */
+	ssk->flags &= BIT(SDP_F_DEFERRED) | BIT(SDP_F_ARMING);
 	ssk->transport = SDP_TRANSPORT_NONE;
 	sock_reset_flag(sk, SOCK_DONE);
 	memset(&ssk->saddr, 0, sizeof(ssk->saddr));
@@ -688,7 +705,7 @@ static int sdp_shutdown(struct socket *sock, int how)
 	if ((how & ~SHUTDOWN_MASK) || !how)
 		return -EINVAL;
 
-	lock_sock(sk);
+	sdp_lock_settled(ssk, false);
 	if (sock->state == SS_CONNECTING) {
 		if ((1 << sk->sk_state) & (TCPF_SYN_SENT | TCPF_SYN_RECV | TCPF_CLOSE))
 			sock->state = SS_DISCONNECTING;

@@ -151,13 +151,6 @@ static struct rdma_cm_id *sdp_cm_new_id(struct sdp_sock *ssk)
 	return id;
 }
 
-/* An id nobody else knows of (not ssk->id): destroyed unlocked. */
-static void sdp_cm_drop_id(struct sdp_sock *ssk, struct rdma_cm_id *id)
-{
-	rdma_destroy_id(id);
-	sock_put(&ssk->sk);
-}
-
 /*
  * IP_TOS (IPV6_TCLASS towards IPv6) becomes the traffic class of the route
  * rdma_cm resolves: RoCE puts it in every packet's IP header, the peer's
@@ -528,17 +521,21 @@ int sdp_cm_listen(struct sdp_sock *ssk)
 	struct sock *sk = &ssk->sk;
 	struct sockaddr_storage addr;
 	struct rdma_cm_id *id;
+	bool rearm = false;
 	int backlog, err;
 
 	id = sdp_cm_create_id(ssk);
-	lock_sock(sk);
 	if (IS_ERR(id)) {
 		err = PTR_ERR(id);
+		id = NULL;
 		goto out;
 	}
+	lock_sock(sk);
 	err = kernel_getsockname(ssk->tcp, (struct sockaddr *)&addr);
-	if (err < 0)
+	if (err < 0) {
+		release_sock(sk);
 		goto out;
+	}
 	sdp_addr_unmap(&addr);
 	if (addr.ss_family == AF_INET6)
 		rdma_set_afonly(id, ipv6_only_sock(ssk->tcp->sk));
@@ -562,15 +559,19 @@ int sdp_cm_listen(struct sdp_sock *ssk)
 	} else if (!err) {
 		/* closed or shut down meanwhile: its reuseport group may take the port */
 		err = -ECONNABORTED;
-		if (sk->sk_reuseport)
-			sdp_listeners_rearm();
+		rearm = sk->sk_reuseport;
 	}
 	ssk->arming = NULL;
-out:
-	clear_and_wake_up_bit(SDP_F_ARMING, &ssk->flags);
 	release_sock(sk);
-	if (!IS_ERR_OR_NULL(id))
-		sdp_cm_drop_id(ssk, id);
+out:
+	/* The port is free before a listen() waiting for us tries it. */
+	if (id)
+		rdma_destroy_id(id);
+	clear_and_wake_up_bit(SDP_F_ARMING, &ssk->flags);
+	if (id)
+		sock_put(sk);
+	if (rearm)
+		sdp_listeners_rearm();
 	return err;
 }
 
@@ -588,6 +589,8 @@ void sdp_cm_destroy(struct sdp_sock *ssk)
 {
 	struct rdma_cm_id *id = xchg(&ssk->id, NULL);
 
-	if (id)
-		sdp_cm_drop_id(ssk, id);
+	if (!id)
+		return;
+	rdma_destroy_id(id);
+	sock_put(&ssk->sk);
 }

@@ -721,5 +721,5 @@ void sdp_listen_stop(struct sdp_sock *lssk)
 		sdp_child_kill(child, ECONNRESET);
 	}
 	sdp_up->state(lsk, TCP_CLOSE);
-	clear_bit(SDP_F_STOPPING, &lssk->flags);
+	clear_and_wake_up_bit(SDP_F_STOPPING, &lssk->flags);
 }

@@ -18,6 +18,7 @@
  *   or a forked child doing the transfer on the inherited socket.
  */
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -467,6 +468,102 @@ TEST_F_TIMEOUT(soak, close_races, 300)
 	pthread_barrier_destroy(&go);
 	close(lfd);
 	soak_prove(_metadata, self, n);
+}
+
+struct relisten {
+	const struct sockaddr_storage *addr;
+	socklen_t alen;
+	int family, fd;
+	atomic_bool stop;
+	int shutdowns, bad_errno;
+};
+
+/* shutdown(SHUT_RD) of the listener, over and over: 0, or ENOTCONN once closed. */
+static void *shutdown_loop(void *arg)
+{
+	struct relisten *r = arg;
+
+	while (!atomic_load(&r->stop)) {
+		if (!shutdown(r->fd, SHUT_RD))
+			r->shutdowns++;
+		else if (errno != ENOTCONN)
+			r->bad_errno = errno;
+		sched_yield();
+	}
+	return NULL;
+}
+
+/* Clients that come and go while the listener does: whatever they get. */
+static void *connect_loop(void *arg)
+{
+	struct relisten *r = arg;
+
+	while (!atomic_load(&r->stop)) {
+		int c = socket(r->family, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		struct pollfd p = { .fd = c, .events = POLLOUT };
+
+		if (c < 0)
+			break;
+		if (!connect(c, (const struct sockaddr *)r->addr, r->alen) ||
+		    errno == EINPROGRESS)
+			poll(&p, 1, 200);
+		close(c);
+	}
+	return NULL;
+}
+
+/*
+ * One listener, listen() in one thread and shutdown(SHUT_RD) in another,
+ * with clients arriving: each listen() succeeds, as TCP's (its shutdown
+ * holds the socket lock throughout; ours drops it to stop and to make the
+ * RDMA listener, rdma_listen() being one that waits for request
+ * handlers). Then it listens and serves, over RDMA.
+ */
+TEST_F_TIMEOUT(soak, listen_and_shutdown_race, 300)
+{
+	struct relisten r = { .family = self->s.family };
+	struct sockaddr_storage addr;
+	pthread_t stopper, client;
+	int i, n = 200, failed = 0;
+	socklen_t alen;
+	char b;
+
+	r.fd = sdp_listener(self->s.family, SDP_A, 8, &addr, &alen);
+	ASSERT_LE(0, r.fd);
+	r.addr = &addr;
+	r.alen = alen;
+	ASSERT_EQ(0, pthread_create(&stopper, NULL, shutdown_loop, &r));
+	ASSERT_EQ(0, pthread_create(&client, NULL, connect_loop, &r));
+	for (i = 0; i < n; i++) {
+		if (listen(r.fd, 8) && !failed++)
+			TH_LOG("listen %d: %s", i, strerror(errno));
+		sched_yield();
+	}
+	atomic_store(&r.stop, true);
+	pthread_join(stopper, NULL);
+	pthread_join(client, NULL);
+	EXPECT_EQ(0, failed);
+	EXPECT_EQ(0, r.bad_errno) TH_LOG("shutdown: %s", strerror(r.bad_errno));
+	EXPECT_LT(0, r.shutdowns);
+	/* a listen after every client is gone: its port is not cached as TCP's */
+	shutdown(r.fd, SHUT_RD);
+	ASSERT_EQ(0, listen(r.fd, 8));
+	if (self->s.family == sdp_family()) {
+		sdp_rdma_byte(_metadata, r.fd, &addr, alen);
+	} else {
+		int c = sdp_connect(self->s.family, &addr, alen), a;
+
+		ASSERT_LE(0, c);
+		a = accept(r.fd, NULL, NULL);
+		ASSERT_LE(0, a);
+		EXPECT_EQ(1, write(c, "r", 1));
+		EXPECT_EQ(1, read(a, &b, 1));
+		close(a);
+		close(c);
+	}
+	close(r.fd);
+	if (_metadata->passed)
+		fprintf(stderr, "# %d listen() with %d shutdown() between them\n", n, r.shutdowns);
 }
 
 /* MemAvailable, in KiB (-1 if unreadable). */
