@@ -243,7 +243,7 @@ ktap_check "nginx -> curl: three files over one keep-alive connection, as over T
 	-o body.3 "http://$SDP_A:PORT/mib"
 
 # 3. A range: sendfile() from an unaligned offset to the middle of a page.
-dd if="$tmp/www/big" of="$tmp/range" bs=1 skip=4095 count=$((3 << 20)) iflag=skip_bytes,count_bytes status=none
+dd if="$tmp/www/big" of="$tmp/range" bs=64K skip=4095 count=$((3 << 20)) iflag=skip_bytes,count_bytes status=none
 expect range "206 $((3 << 20)) 1" "$tmp/range"
 ktap_check "nginx -> curl: a range from an unaligned offset, as over TCP, over RDMA" \
 	case_both range $((3 << 20)) 1 \

@@ -528,8 +528,17 @@ TEST_F_TIMEOUT(soak, listen_and_shutdown_race, 300)
 	socklen_t alen;
 	char b;
 
+	/*
+	 * A port of its own choosing: a stop gives back an ephemeral one
+	 * (tcp_set_state(TCP_CLOSE)), so the next listen() would take another.
+	 */
 	r.fd = sdp_listener(self->s.family, SDP_A, 8, &addr, &alen);
 	ASSERT_LE(0, r.fd);
+	close(r.fd);
+	r.fd = socket(self->s.family, SOCK_STREAM, 0);
+	ASSERT_LE(0, r.fd);
+	ASSERT_EQ(0, bind(r.fd, (struct sockaddr *)&addr, alen));
+	ASSERT_EQ(0, listen(r.fd, 8));
 	r.addr = &addr;
 	r.alen = alen;
 	ASSERT_EQ(0, pthread_create(&stopper, NULL, shutdown_loop, &r));
