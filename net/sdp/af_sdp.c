@@ -255,7 +255,7 @@ static void sdp_listen_arm(struct sdp_sock *ssk)
 	int err = sdp_cm_listen(ssk);
 
 	lock_sock(sk);
-	if (sk->sk_state == TCP_LISTEN && !test_bit(SDP_F_STOPPING, &ssk->flags)) {
+	if (err != -ECONNABORTED && sdp_listening(ssk)) {
 		/* A reuseport group's port: served by the id's holder. */
 		if (err && !sdp_reuseport_held(ssk, err))
 			sdp_fb_listener(ssk, SDP_FB_NO_RDMA_LISTEN);
@@ -263,6 +263,7 @@ static void sdp_listen_arm(struct sdp_sock *ssk)
 			sdp_fb_listening(ssk);
 	}
 	release_sock(sk);
+	clear_and_wake_up_bit(SDP_F_ARMING, &ssk->flags);
 	/* Short of memory now, maybe not in a moment: it tries again. */
 	if (err == -ENOMEM)
 		sdp_listeners_rearm();
@@ -271,7 +272,8 @@ static void sdp_listen_arm(struct sdp_sock *ssk)
 /*
  * lock_sock(), once a listener's stop is over: TCP's shutdown() holds the
  * lock throughout, ours drops it meanwhile (sdp_listen_stop()). For
- * listen() also once the arming of the listen before that stop is over.
+ * listen() also once another listen() of the closed socket is over (it
+ * drops the lock too: sdp_rdma_reset(), rdma_listen()).
  */
 static void sdp_lock_settled(struct sdp_sock *ssk, bool arming)
 {
@@ -296,7 +298,7 @@ static int sdp_listen(struct socket *sock, int backlog)
 {
 	struct sock *sk = sock->sk;
 	struct sdp_sock *ssk = sdp_sk(sk);
-	bool arm = false;
+	bool claimed = false, arm = false;
 	int err = -EINVAL;
 
 	if (sdp_fb(ssk)) {
@@ -310,8 +312,12 @@ static int sdp_listen(struct socket *sock, int backlog)
 	if (sock->state != SS_UNCONNECTED ||
 	    !((1 << sk->sk_state) & (TCPF_CLOSE | TCPF_LISTEN)))
 		goto out;
-	if (sk->sk_state == TCP_CLOSE)
+	if (sk->sk_state == TCP_CLOSE) {
+		/* ours to make a listener of; cleared by sdp_listen_arm() */
+		set_bit(SDP_F_ARMING, &ssk->flags);
+		claimed = true;
 		sdp_rdma_reset(ssk);
+	}
 	sdp_tcp_sync(ssk);
 	err = sdp_fb_listen(ssk, backlog);
 	if (err)
@@ -332,6 +338,8 @@ out:
 	release_sock(sk);
 	if (arm)
 		sdp_listen_arm(ssk);
+	else if (claimed)
+		clear_and_wake_up_bit(SDP_F_ARMING, &ssk->flags);
 	return err;
 }
 
@@ -425,7 +433,7 @@ void sdp_rdma_reset(struct sdp_sock *ssk)
 	sdp_cm_destroy(ssk);
 	lock_sock(sk);
 	ssk->syn_retries = 0;
-	/* a concurrent listen() may have started arming meanwhile */
+	/* listen() claimed the socket (SDP_F_ARMING) before calling us */
 	ssk->flags &= BIT(SDP_F_DEFERRED) | BIT(SDP_F_ARMING);
 	ssk->transport = SDP_TRANSPORT_NONE;
 	sock_reset_flag(sk, SOCK_DONE);

@@ -509,12 +509,14 @@ static int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 /*
  * Listen over RDMA on the address and port the native socket holds; called
  * unlocked by whoever set SDP_F_ARMING under the lock (listen(), the re-arm
- * work), and clears it. rdma_listen() runs unlocked: a wildcard listen that
- * fails half way destroys the ids it made, waiting for their handlers, and
- * sdp_cm_req() takes the listener's lock in them. Meanwhile the id is only
- * ssk->arming, which nobody else destroys (a device removal tells us by
- * clearing it); it becomes ssk->id once it listens, if the socket still
- * does. Requests may arrive on it before then: sdp_cm_req() serves them.
+ * work), who clears it once it has noted the result: until then a stop
+ * waits (sdp_listen_stop()). rdma_listen() runs unlocked: a wildcard listen
+ * that fails half way destroys the ids it made, waiting for their
+ * handlers, and sdp_cm_req() takes the listener's lock in them. Meanwhile
+ * the id is only ssk->arming, which nobody else destroys (a device removal
+ * tells us by clearing it); it becomes ssk->id once it listens, if the
+ * socket still does (else -ECONNABORTED). Requests may arrive on it before:
+ * sdp_cm_req() serves them.
  */
 int sdp_cm_listen(struct sdp_sock *ssk)
 {
@@ -531,7 +533,8 @@ int sdp_cm_listen(struct sdp_sock *ssk)
 		goto out;
 	}
 	lock_sock(sk);
-	err = kernel_getsockname(ssk->tcp, (struct sockaddr *)&addr);
+	err = sdp_listening(ssk) ? kernel_getsockname(ssk->tcp, (struct sockaddr *)&addr) :
+				   -ECONNABORTED;
 	if (err < 0) {
 		release_sock(sk);
 		goto out;
@@ -550,26 +553,23 @@ int sdp_cm_listen(struct sdp_sock *ssk)
 		err = rdma_listen(id, backlog);
 
 	lock_sock(sk);
-	if (ssk->arming != id) {
+	if (!sdp_listening(ssk)) {
+		/* shut down meanwhile: its reuseport group may take the port */
+		rearm = !err && sk->sk_reuseport;
+		err = -ECONNABORTED;
+	} else if (ssk->arming != id) {
 		err = -ENODEV;
-	} else if (!err && sk->sk_state == TCP_LISTEN && !ssk->id &&
-		   !test_bit(SDP_F_STOPPING, &ssk->flags)) {
+	} else if (!err && !WARN_ON_ONCE(ssk->id)) {
 		ssk->id = id;
 		id = NULL;
-	} else if (!err) {
-		/* closed or shut down meanwhile: its reuseport group may take the port */
-		err = -ECONNABORTED;
-		rearm = sk->sk_reuseport;
 	}
 	ssk->arming = NULL;
 	release_sock(sk);
 out:
-	/* The port is free before a listen() waiting for us tries it. */
-	if (id)
+	if (id) {
 		rdma_destroy_id(id);
-	clear_and_wake_up_bit(SDP_F_ARMING, &ssk->flags);
-	if (id)
 		sock_put(sk);
+	}
 	if (rearm)
 		sdp_listeners_rearm();
 	return err;

@@ -27,12 +27,6 @@
 
 #include "sdp_rdma.h"
 
-static bool sdp_listening(const struct sdp_sock *lssk)
-{
-	return lssk->sk.sk_state == TCP_LISTEN &&
-	       !test_bit(SDP_F_STOPPING, &lssk->flags);
-}
-
 /*
  * Listeners that may listen over RDMA. rdma_cm moves a wildcard listener
  * to new devices by itself, but a listener on one address loses its id
@@ -51,12 +45,12 @@ static void sdp_rearm_work(struct work_struct *work);
 static DECLARE_DELAYED_WORK(sdp_rearm, sdp_rearm_work);
 
 /*
- * Listener locked, becoming one: it may listen over RDMA, and its caller
- * calls sdp_cm_listen() once unlocked (SDP_F_ARMING, clear until then).
+ * Listener locked, becoming one with SDP_F_ARMING set: it may listen over
+ * RDMA, and its caller calls sdp_cm_listen() once unlocked.
  */
 void sdp_listener_add(struct sdp_sock *lssk)
 {
-	set_bit(SDP_F_ARMING, &lssk->flags);
+	WARN_ON_ONCE(!test_bit(SDP_F_ARMING, &lssk->flags));
 	mutex_lock(&sdp_listeners_lock);
 	if (list_empty(&lssk->listen_item))
 		list_add_tail(&lssk->listen_item, &sdp_listeners);
@@ -112,14 +106,15 @@ static bool sdp_rearm_one(struct sdp_sock *lssk)
 	if (!arm || busy)
 		return busy;
 	err = sdp_cm_listen(lssk);
-	if (!err) {
-		lock_sock(lsk);
+	lock_sock(lsk);
+	if (!err && sdp_listening(lssk)) {
 		lssk->fb_reason = SDP_FB_NONE;
-		release_sock(lsk);
 		SDP_INC_STATS(sock_net(lsk), SDP_MIB_LISTEN_REARMED);
 	}
-	/* Another of its group took the port: nothing to try again. */
-	return err && !sdp_reuseport_held(lssk, err);
+	release_sock(lsk);
+	clear_and_wake_up_bit(SDP_F_ARMING, &lssk->flags);
+	/* Stopped, or another of its group took the port: nothing to try again. */
+	return err && err != -ECONNABORTED && !sdp_reuseport_held(lssk, err);
 }
 
 static void sdp_rearm_work(struct work_struct *work)
@@ -704,6 +699,8 @@ void sdp_listen_stop(struct sdp_sock *lssk)
 	list_del_init(&lssk->listen_item);
 	mutex_unlock(&sdp_listeners_lock);
 
+	/* An rdma_listen() under way (listen(), re-arm) ends first: its id goes. */
+	wait_on_bit(&lssk->flags, SDP_F_ARMING, TASK_UNINTERRUPTIBLE);
 	sdp_cm_destroy(lssk);
 	/* The port's id is free: another of its reuseport group takes it. */
 	if (had_id && lsk->sk_reuseport)

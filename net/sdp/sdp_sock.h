@@ -64,7 +64,7 @@ enum {
 	SDP_F_DEFER_ACCEPT,	/* established child waits for data (TCP_DEFER_ACCEPT) */
 	SDP_F_PEER_UP,		/* a child's peer disconnected: it had connected */
 	SDP_F_CREDIT_DUE,	/* the credit timer fired: announce what is free */
-	SDP_F_ARMING,		/* a listener's rdma_listen() is under way (sdp_cm_listen) */
+	SDP_F_ARMING,		/* listen() or re-arm: rdma_listen() under way (sdp_cm_listen) */
 };
 
 /* Which of its listener's queues a child is on (sdp_sock.queue). */
@@ -301,6 +301,13 @@ void sdp_child_drop(struct sdp_sock *child, int err);
 void sdp_child_ended(struct sdp_sock *child, struct sdp_sock *lssk);
 void sdp_listen_stop(struct sdp_sock *lssk);
 void sdp_listener_add(struct sdp_sock *lssk);
+
+/* Listening, and not being stopped (sdp_listen_stop() drops the lock). */
+static inline bool sdp_listening(const struct sdp_sock *lssk)
+{
+	return lssk->sk.sk_state == TCP_LISTEN &&
+	       !test_bit(SDP_F_STOPPING, &lssk->flags);
+}
 bool sdp_reuseport_held(const struct sdp_sock *lssk, int err);
 void sdp_listeners_rearm(void);
 void sdp_listen_exit(void);
