@@ -25,8 +25,10 @@ timeout_s=$(sed -n 's/^timeout=//p' settings)
 case $(uname -r) in
 *-sdp-debug) timeout_s=$((timeout_s * 4)) ;;
 esac
+# sdp_soak's random_lives runs SDP_SOAK_SECS in each of its two variants
+timeout_s=$((${timeout_s:-300} + 2 * ${SDP_SOAK_SECS:-0}))
 # scripts/check-guest's self-test sets its own
-timeout_s=${SDP_PROGRAM_TIMEOUT:-${timeout_s:-300}}
+timeout_s=${SDP_PROGRAM_TIMEOUT:-$timeout_s}
 if [ $# -gt 0 ]; then
 	tests=("$@")
 else
