@@ -4,10 +4,11 @@
 # DKMS built for this kernel: scripts/dkms-check ran the package's dkms
 # steps on the host (dkms add, then the kernel install hook's dkms
 # autoinstall and depmod), natively, since a module build takes six
-# minutes under emulation and depmod one or two; here the packages install (their postinst then finds the
-# module built), modprobe loads it from DKMS's place, a program under the
-# installed sdp_run moves a file over RDMA, and purging cleans up. The
-# module under test is put back at the end.
+# minutes under emulation and depmod one or two; here the packages
+# install (their postinst then finds the module built), modprobe loads
+# it from DKMS's place, a program under the installed sdp_run moves a
+# file over RDMA, and purging cleans up. The module under test is put
+# back at the end.
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
@@ -39,9 +40,9 @@ mount -t tmpfs tmpfs "$tmp/ovl" && mkdir -p "$tmp/ovl/u" "$tmp/ovl/w" &&
 	{ echo "# cannot make /lib/modules writable"; exit 1; }
 install -D -m 0644 "$dkms_ko" "/lib/modules/$kver/updates/dkms/sdp.ko"
 # and the indexes of dkms's depmod, run natively (a minute or two here)
-idx=$(find "${dkms_ko%/updates/dkms/*}" -maxdepth 1 -type f -name 'modules.dep*')
-[ -n "$idx" ] || { echo "# no depmod indexes by $dkms_ko"; exit 1; }
-find "${dkms_ko%/updates/dkms/*}" -maxdepth 1 -type f -name 'modules.*' -exec cp -t "/lib/modules/$kver" {} +
+idx=${dkms_ko%/updates/dkms/*}
+[ -f "$idx/modules.dep" ] || { echo "# no depmod indexes by $dkms_ko"; exit 1; }
+find "$idx" -maxdepth 1 -type f -name 'modules.*' -exec cp -t "/lib/modules/$kver" {} +
 mkdir -p /etc/dkms
 touch /etc/dkms/no-autoinstall
 # man-db's trigger re-indexes every manual page at each install and purge:
