@@ -270,12 +270,12 @@ static void sdp_listen_arm(struct sdp_sock *ssk)
 }
 
 /*
- * lock_sock(), once a listener's stop is over: TCP's shutdown() holds the
- * lock throughout, ours drops it meanwhile (sdp_listen_stop()). For
- * listen() also once another listen() of the closed socket is over (it
- * drops the lock too: sdp_rdma_reset(), rdma_listen()).
+ * lock_sock(), once a listener's stop and a listen() of the closed socket
+ * are over: TCP holds the lock throughout both, ours drops it meanwhile
+ * (sdp_listen_stop(); sdp_rdma_reset() and rdma_listen()). A connect()
+ * slipping into listen()'s gap would make one socket both.
  */
-static void sdp_lock_settled(struct sdp_sock *ssk, bool arming)
+static void sdp_lock_settled(struct sdp_sock *ssk)
 {
 	struct sock *sk = &ssk->sk;
 	int bit;
@@ -283,7 +283,7 @@ static void sdp_lock_settled(struct sdp_sock *ssk, bool arming)
 	for (lock_sock(sk);; lock_sock(sk)) {
 		if (test_bit(SDP_F_STOPPING, &ssk->flags))
 			bit = SDP_F_STOPPING;
-		else if (arming && sk->sk_state == TCP_CLOSE &&
+		else if (sk->sk_state == TCP_CLOSE &&
 			 test_bit(SDP_F_ARMING, &ssk->flags))
 			bit = SDP_F_ARMING;
 		else
@@ -308,7 +308,7 @@ static int sdp_listen(struct socket *sock, int backlog)
 		release_sock(sk);
 		return err;
 	}
-	sdp_lock_settled(ssk, true);
+	sdp_lock_settled(ssk);
 	if (sock->state != SS_UNCONNECTED ||
 	    !((1 << sk->sk_state) & (TCPF_CLOSE | TCPF_LISTEN)))
 		goto out;
@@ -467,7 +467,7 @@ static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int addr_len
 
 	if (sdp_fb(ssk))
 		return sdp_fb_connect(sock, uaddr, addr_len, flags, MAX_SCHEDULE_TIMEOUT);
-	lock_sock(sk);
+	sdp_lock_settled(ssk);
 	if (addr_len >= (int)sizeof(uaddr->sa_family) &&
 	    uaddr->sa_family == AF_UNSPEC) {
 		sdp_disconnect(sk);
@@ -713,7 +713,7 @@ static int sdp_shutdown(struct socket *sock, int how)
 	if ((how & ~SHUTDOWN_MASK) || !how)
 		return -EINVAL;
 
-	sdp_lock_settled(ssk, false);
+	sdp_lock_settled(ssk);
 	if (sock->state == SS_CONNECTING) {
 		if ((1 << sk->sk_state) & (TCPF_SYN_SENT | TCPF_SYN_RECV | TCPF_CLOSE))
 			sock->state = SS_DISCONNECTING;

@@ -8,6 +8,9 @@
  *
  *   churn: connect, a byte and its count back, close, 200 times in a row;
  *   close_races: both ends closed at once, 300 times;
+ *   listen_and_shutdown_race: listen() while another thread stops the listener;
+ *   listen_or_connect: listen() and connect() of one socket at once, 300 times,
+ *   half of them on a socket connected before and disconnected;
  *   many_at_once: 1000 connections open together, 64 KiB checked on each;
  *   idle: SDP_IDLE connections (10000 unset) open and idle together, then
  *   a byte each way on each;
@@ -581,6 +584,120 @@ TEST_F_TIMEOUT(soak, listen_and_shutdown_race, 300)
 	if (_metadata->passed)
 		fprintf(stderr, "# %d listen() racing %d shutdown()\n", listens,
 			atomic_load(&r.shutdowns));
+}
+
+struct lone_listen {
+	pthread_barrier_t *go;
+	int fd, ret, err;
+};
+
+static void *listen_at_once(void *arg)
+{
+	struct lone_listen *l = arg;
+
+	pthread_barrier_wait(l->go);
+	l->ret = listen(l->fd, 1);
+	l->err = errno;
+	return NULL;
+}
+
+/*
+ * A byte from @c (a new connection to @addr when -1) to its end accepted
+ * from @lfd, over the expected transport; 0 when it arrived.
+ */
+static int byte_through(struct soak *s, int c, int lfd, const struct sockaddr_storage *addr,
+			socklen_t alen)
+{
+	int own = c < 0, a = -1, ret = -1;
+	char b;
+
+	if (own)
+		c = sdp_connect(s->family, addr, alen);
+	if (c >= 0)
+		a = accept(lfd, NULL, NULL);
+	if (a >= 0 && write(c, "b", 1) == 1 && read(a, &b, 1) == 1)
+		ret = 0;
+	if (!ret && s->family == sdp_family() &&
+	    (sdp_transport(c) != sdp_expected_transport() ||
+	     sdp_transport(a) != sdp_expected_transport()))
+		s->transport_err++;
+	if (a >= 0)
+		close(a);
+	if (own && c >= 0)
+		close(c);
+	return ret;
+}
+
+/*
+ * listen() and connect() of one socket at the same moment, 300 times, the
+ * socket fresh or disconnected (connect(AF_UNSPEC)): one wins, the other
+ * gets TCP's errno (connect() on a listener EISCONN, listen() on a
+ * connecting socket EINVAL), and the winner works.
+ * TCP's listen() holds the lock throughout; ours drops it (sdp_rdma_reset(),
+ * rdma_listen()), and a connect() that took the socket meanwhile made one
+ * socket both.
+ */
+TEST_F_TIMEOUT(soak, listen_or_connect, 300)
+{
+	int i, n = 300, lfd, listened = 0, connected = 0, bad = 0;
+	struct sockaddr_storage addr, mine;
+	pthread_barrier_t go;
+	socklen_t alen, mlen;
+
+	lfd = sdp_listener(self->s.family, SDP_A, 64, &addr, &alen);
+	ASSERT_LE(0, lfd);
+	/* a winner that does not work fails its round, not the whole test */
+	set_timeouts(lfd, 10);
+	ASSERT_EQ(0, pthread_barrier_init(&go, NULL, 2));
+	for (i = 0; i < n; i++) {
+		struct lone_listen l = { .go = &go };
+		int ret, err, broken;
+		pthread_t t;
+
+		l.fd = socket(self->s.family, SOCK_STREAM, 0);
+		ASSERT_LE(0, l.fd);
+		mlen = sdp_addr(&mine, SDP_A, 0);
+		ASSERT_EQ(0, bind(l.fd, (struct sockaddr *)&mine, mlen));
+		set_timeouts(l.fd, 10);
+		if (i & 1) {
+			/* one that was connected: more for listen() to undo */
+			struct sockaddr unspec = { .sa_family = AF_UNSPEC };
+			int a;
+
+			ASSERT_EQ(0, connect(l.fd, (struct sockaddr *)&addr, alen));
+			a = accept(lfd, NULL, NULL);
+			ASSERT_LE(0, a);
+			ASSERT_EQ(0, connect(l.fd, &unspec, sizeof(unspec)));
+			close(a);
+		}
+		ASSERT_EQ(0, pthread_create(&t, NULL, listen_at_once, &l));
+		pthread_barrier_wait(&go);
+		ret = connect(l.fd, (struct sockaddr *)&addr, alen);
+		err = errno;
+		pthread_join(t, NULL);
+		if (!l.ret && ret && err == EISCONN) {
+			listened++;
+			mlen = sizeof(mine);
+			ASSERT_EQ(0, getsockname(l.fd, (struct sockaddr *)&mine, &mlen));
+			broken = byte_through(&self->s, -1, l.fd, &mine, mlen);
+		} else if (!ret && l.ret && l.err == EINVAL) {
+			connected++;
+			broken = byte_through(&self->s, l.fd, lfd, NULL, 0);
+		} else {
+			broken = 1;
+		}
+		if (broken && !bad++)
+			TH_LOG("round %d: listen() %d (%s), connect() %d (%s), %s", i, l.ret,
+			       strerror(l.err), ret, strerror(err),
+			       broken > 0 ? "not TCP's" : "no byte through the winner");
+		close(l.fd);
+	}
+	pthread_barrier_destroy(&go);
+	close(lfd);
+	EXPECT_EQ(0, bad);
+	if (_metadata->passed)
+		fprintf(stderr, "# listen() won %d, connect() won %d\n", listened, connected);
+	soak_prove(_metadata, self, n);
 }
 
 /* MemAvailable, in KiB (-1 if unreadable). */
