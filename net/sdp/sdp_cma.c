@@ -510,8 +510,9 @@ static int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
  * Listen over RDMA on the address and port the native socket holds; called
  * unlocked by whoever set SDP_F_ARMING under the lock (listen(), the re-arm
  * work), who clears it once it has noted the result: until then a stop
- * waits (sdp_listen_stop()). rdma_listen() runs unlocked: a wildcard listen
- * that fails half way destroys the ids it made, waiting for their
+ * waits (sdp_listen_stop()), and so do connect() and listen() of the
+ * closed socket listen() claimed. rdma_listen() runs unlocked: a wildcard
+ * listen that fails half way destroys the ids it made, waiting for their
  * handlers, and sdp_cm_req() takes the listener's lock in them. Meanwhile
  * the id is only ssk->arming, which nobody else destroys (a device removal
  * tells us by clearing it); it becomes ssk->id once it listens, if the

@@ -40,6 +40,9 @@ struct sdp_policy;
  *   rdma_lock_handler, rdma_listen: a wildcard listen failing half way
  *   destroys the ids it made) while holding lock_sock().
  * - ssk->id has one owner: whoever takes it with xchg() destroys it.
+ * - A listener's stop (SDP_F_STOPPING) and listen() of a closed socket
+ *   (SDP_F_ARMING) drop lock_sock() midway, where TCP holds it throughout:
+ *   connect(), listen() and shutdown() wait for them (sdp_lock_settled()).
  */
 
 extern int sdp_family;
@@ -64,7 +67,7 @@ enum {
 	SDP_F_DEFER_ACCEPT,	/* established child waits for data (TCP_DEFER_ACCEPT) */
 	SDP_F_PEER_UP,		/* a child's peer disconnected: it had connected */
 	SDP_F_CREDIT_DUE,	/* the credit timer fired: announce what is free */
-	SDP_F_ARMING,		/* listen() or re-arm: rdma_listen() under way (sdp_cm_listen) */
+	SDP_F_ARMING,		/* listen() of a closed socket, or re-arm: till rdma_listen()'s end */
 };
 
 /* Which of its listener's queues a child is on (sdp_sock.queue). */

@@ -686,11 +686,15 @@ TEST_F_TIMEOUT(soak, listen_or_connect, 300)
 		} else {
 			broken = 1;
 		}
-		if (broken && !bad++)
+		close(l.fd);
+		if (broken) {
+			/* what it left in lfd's queue would confuse the rounds after */
 			TH_LOG("round %d: listen() %d (%s), connect() %d (%s), %s", i, l.ret,
 			       strerror(l.err), ret, strerror(err),
 			       broken > 0 ? "not TCP's" : "no byte through the winner");
-		close(l.fd);
+			bad = 1;
+			break;
+		}
 	}
 	pthread_barrier_destroy(&go);
 	close(lfd);
