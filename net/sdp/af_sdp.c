@@ -423,7 +423,9 @@ static long sdp_wait_for_connect(struct sock *sk, long timeo)
  */
 void sdp_rdma_reset(struct sdp_sock *ssk)
 {
+	unsigned long keep = BIT(SDP_F_DEFERRED) | BIT(SDP_F_ARMING);
 	struct sock *sk = &ssk->sk;
+	unsigned long flags;
 
 	sdp_conn_free(ssk);
 	release_sock(sk);
@@ -433,8 +435,13 @@ void sdp_rdma_reset(struct sdp_sock *ssk)
 	sdp_cm_destroy(ssk);
 	lock_sock(sk);
 	ssk->syn_retries = 0;
-	/* listen() claimed the socket (SDP_F_ARMING) before calling us */
-	ssk->flags &= BIT(SDP_F_DEFERRED) | BIT(SDP_F_ARMING);
+	/*
+	 * listen() claimed the socket (SDP_F_ARMING) before calling us; the
+	 * others are set with set_bit() from softirq and timers meanwhile.
+	 */
+	flags = READ_ONCE(ssk->flags);
+	while (!try_cmpxchg(&ssk->flags, &flags, flags & keep))
+		;
 	ssk->transport = SDP_TRANSPORT_NONE;
 	sock_reset_flag(sk, SOCK_DONE);
 	memset(&ssk->saddr, 0, sizeof(ssk->saddr));
