@@ -60,9 +60,10 @@ struct soak {
 	atomic_ullong bytes;
 };
 
+/* @secs on a stock kernel: what the machine may take, not what is measured */
 static void set_timeouts(int fd, int secs)
 {
-	struct timeval tv = { .tv_sec = secs };
+	struct timeval tv = { .tv_sec = secs * sdp_slow() };
 
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
@@ -340,7 +341,7 @@ FIXTURE_SETUP(soak)
 	 * send the rest to TCP through the negative cache): RDMA is measured.
 	 */
 	self->saved_timeout = sdp_sysctl("connect_timeout_ms");
-	sdp_sysctl_set("connect_timeout_ms", 20000);
+	sdp_sysctl_set("connect_timeout_ms", 20000 * sdp_slow());
 	/* what a case may change, back whatever it did */
 	self->saved_buf_size = sdp_sysctl("buf_size");
 	sdp_mem_get(self->saved_mem);
@@ -353,7 +354,7 @@ FIXTURE_SETUP(soak)
 
 FIXTURE_TEARDOWN(soak)
 {
-	struct baseline now;
+	struct baseline now = {};
 
 	/* accept() returns; then the last connections finish */
 	shutdown(self->s.lfd, SHUT_RDWR);
@@ -362,10 +363,14 @@ FIXTURE_TEARDOWN(soak)
 	sdp_sysctl_set("connect_timeout_ms", self->saved_timeout);
 	sdp_sysctl_set("buf_size", self->saved_buf_size);
 	sdp_mem_set(self->saved_mem[0], self->saved_mem[1], self->saved_mem[2]);
-	EXPECT_TRUE(baseline_back(&self->before, &now, 30))
-		TH_LOG("QPs %d -> %d, CQs %d -> %d, SDP sockets %d -> %d",
+	if (!baseline_back(&self->before, &now, 30 * sdp_slow())) {
+		TH_LOG("QPs %d -> %d, CQs %d -> %d, SDP sockets %d -> %d; those left:",
 		       self->before.qps, now.qps, self->before.cqs, now.cqs,
 		       self->before.socks, now.socks);
+		if (system("../../userspace/sdpstat -a -e >&2"))
+			TH_LOG("no sdpstat");
+		EXPECT_TRUE(false);
+	}
 }
 
 /* What ran over what, for the summary: RDMA, or the fallback. */
@@ -479,8 +484,8 @@ struct relisten {
 	socklen_t alen;
 	int family, fd;
 	atomic_bool stop;
-	atomic_int shutdowns;
-	int bad_errno;
+	atomic_int shutdowns, answered;
+	int bad_errno, served;
 };
 
 /* shutdown(SHUT_RD) of the listener, over and over: 0, or ENOTCONN once closed. */
@@ -498,7 +503,10 @@ static void *shutdown_loop(void *arg)
 	return NULL;
 }
 
-/* Clients that come and go while the listener does: whatever they get. */
+/*
+ * Clients that come and go while the listener does: whatever they get.
+ * Counts those answered (served or refused) and those served.
+ */
 static void *connect_loop(void *arg)
 {
 	struct relisten *r = arg;
@@ -506,12 +514,17 @@ static void *connect_loop(void *arg)
 	while (!atomic_load(&r->stop)) {
 		int c = socket(r->family, SOCK_STREAM | SOCK_NONBLOCK, 0);
 		struct pollfd p = { .fd = c, .events = POLLOUT };
+		int err = -1;
+		socklen_t len = sizeof(err);
 
 		if (c < 0)
 			break;
-		if (!connect(c, (const struct sockaddr *)r->addr, r->alen) ||
-		    errno == EINPROGRESS)
-			poll(&p, 1, 200);
+		if ((!connect(c, (const struct sockaddr *)r->addr, r->alen) ||
+		     errno == EINPROGRESS) && poll(&p, 1, 200) == 1 &&
+		    !getsockopt(c, SOL_SOCKET, SO_ERROR, &err, &len)) {
+			atomic_fetch_add(&r->answered, 1);
+			r->served += !err;
+		}
 		close(c);
 	}
 	return NULL;
@@ -519,15 +532,24 @@ static void *connect_loop(void *arg)
 
 /*
  * One listener, listen() in one thread and shutdown(SHUT_RD) in another
- * until it was stopped 50 times, with clients arriving: each listen()
- * succeeds, as TCP's (its shutdown holds the socket lock throughout; ours
- * drops it to stop, and to make the RDMA listener: rdma_listen() may wait
- * for request handlers, which take it). Then it listens and serves.
+ * until it was stopped 50 times: each listen() succeeds, as TCP's (its
+ * shutdown holds the socket lock throughout; ours drops it to stop, and to
+ * make the RDMA listener: rdma_listen() may wait for request handlers,
+ * which take it). Then it listens and serves.
+ *
+ * Ours races clients meanwhile, for those request handlers: at least 20
+ * answered, over RDMA only. Not over TCP, neither here nor in the oracle:
+ * TCP's own listen() then fails with EADDRINUSE, for good, when a
+ * handshake the previous listen() began ends in the moment the new one
+ * says TCP_LISTEN before checking the port (inet_csk_listen_start()). The
+ * child queued then is never dropped and holds the port: ftrace showed it
+ * in the oracle on 6.1; under ours the native socket failed so in CI on
+ * 6.1 and 6.12.
  */
 TEST_F_TIMEOUT(soak, listen_and_shutdown_race, 300)
 {
 	struct relisten r = { .family = self->s.family };
-	int stops = 50, listens = 0, failed = 0;
+	int stops = 50, clients = 20, listens = 0, failed = 0, rdma_only = -1;
 	struct sockaddr_storage addr;
 	pthread_t stopper, client;
 	struct timeval t0, t;
@@ -548,21 +570,40 @@ TEST_F_TIMEOUT(soak, listen_and_shutdown_race, 300)
 	r.addr = &addr;
 	r.alen = alen;
 	ASSERT_EQ(0, pthread_create(&stopper, NULL, shutdown_loop, &r));
-	ASSERT_EQ(0, pthread_create(&client, NULL, connect_loop, &r));
+	if (self->s.family == sdp_family()) {
+		rdma_only = sdp_sysctl("rdma_only");
+		sdp_sysctl_set("rdma_only", 1);
+		ASSERT_EQ(0, pthread_create(&client, NULL, connect_loop, &r));
+	}
 	gettimeofday(&t0, NULL);
 	do {
 		listens++;
-		if (listen(r.fd, 8) && !failed++)
-			TH_LOG("listen %d: %s", listens, strerror(errno));
+		if (listen(r.fd, 8) && !failed++) {
+			char cmd[96];
+
+			TH_LOG("listen %d: %s; the port's TCP sockets:", listens,
+			       strerror(errno));
+			snprintf(cmd, sizeof(cmd), "ss -tanoe '( sport = :%d )' >&2",
+				 sdp_port(&addr));
+			if (system(cmd))
+				TH_LOG("ss failed");
+		}
 		sched_yield();
 		gettimeofday(&t, NULL);
-	} while (atomic_load(&r.shutdowns) < stops && t.tv_sec - t0.tv_sec < 120);
+	} while ((atomic_load(&r.shutdowns) < stops ||
+		  (rdma_only >= 0 && atomic_load(&r.answered) < clients)) &&
+		 t.tv_sec - t0.tv_sec < 120);
 	atomic_store(&r.stop, true);
 	pthread_join(stopper, NULL);
-	pthread_join(client, NULL);
+	if (rdma_only >= 0) {
+		pthread_join(client, NULL);
+		sdp_sysctl_set("rdma_only", rdma_only);
+	}
 	EXPECT_EQ(0, failed);
 	EXPECT_EQ(0, r.bad_errno) TH_LOG("shutdown: %s", strerror(r.bad_errno));
 	EXPECT_LE(stops, atomic_load(&r.shutdowns));
+	if (rdma_only >= 0)
+		EXPECT_LE(clients, atomic_load(&r.answered));
 	/* a listen after every client is gone: its port is not cached as TCP's */
 	shutdown(r.fd, SHUT_RD);
 	ASSERT_EQ(0, listen(r.fd, 8));
@@ -582,8 +623,8 @@ TEST_F_TIMEOUT(soak, listen_and_shutdown_race, 300)
 	}
 	close(r.fd);
 	if (_metadata->passed)
-		fprintf(stderr, "# %d listen() racing %d shutdown()\n", listens,
-			atomic_load(&r.shutdowns));
+		fprintf(stderr, "# %d listen() racing %d shutdown(); %d clients answered, %d over RDMA\n",
+			listens, atomic_load(&r.shutdowns), atomic_load(&r.answered), r.served);
 }
 
 struct lone_listen {
@@ -911,7 +952,7 @@ TEST_F_TIMEOUT(soak, connect_storm, 600)
 			    errno == EINPROGRESS) TH_LOG("connect %d: %s", i, strerror(errno));
 	}
 	for (i = 0; i < STORM; i++) {
-		if (!(sdp_poll1(fd[i], POLLOUT, 180000) & POLLOUT) ||
+		if (!(sdp_poll1(fd[i], POLLOUT, 180000 * sdp_slow()) & POLLOUT) ||
 		    sdp_getint(fd[i], SOL_SOCKET, SO_ERROR)) {
 			self->s.client_err++;
 			continue;
