@@ -481,6 +481,21 @@ static int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 			sdp_child_drop(ssk, sdp_cm_errno(ev));
 			return 0;
 		}
+		if (ev->event == RDMA_CM_EVENT_REJECTED &&
+		    ((1 << sk->sk_state) & ~(TCPF_SYN_SENT | TCPF_CLOSE | TCPF_LISTEN))) {
+			/*
+			 * Our connect completed, the peer's did not: its child
+			 * died (its listener stopped) before our RTU came, and
+			 * its CM refuses what we took as connected. A reset, as
+			 * TCP's RST to the last ACK of a handshake its listener
+			 * dropped; else an orphan would wait out tcp_fin_timeout
+			 * for a DisConn that cannot come.
+			 */
+			SDP_INC_STATS(sock_net(sk), SDP_MIB_REJECT_LATE);
+			trace_sdp_conn_error(sk, "RejectLate", ECONNRESET);
+			sdp_up->done(sk, sk->sk_state == TCP_CLOSE_WAIT ? EPIPE : ECONNRESET);
+			break;
+		}
 		if (sk->sk_state != TCP_SYN_SENT)
 			break;
 		rej = sdp_cm_rej_reason(id, ev, &retry_ms);

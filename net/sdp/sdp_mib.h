@@ -28,6 +28,7 @@ enum sdp_mib_field {
 	SDP_MIB_ABORT_RCVD,
 	SDP_MIB_ABORT_ON_DATA,		/* data arrived for a closed socket */
 	SDP_MIB_DISCONN_MISSING,	/* the peer's CM disconnected before its DisConn */
+	SDP_MIB_REJECT_LATE,		/* the peer's CM refused a connect ours completed */
 	SDP_MIB_BAD_MID,		/* unknown message id, or immediate data */
 	SDP_MIB_UNEXPECTED_MID,		/* a known message where it may not be */
 	SDP_MIB_BAD_LEN,		/* BSDH length disagrees with the message */

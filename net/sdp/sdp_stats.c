@@ -30,6 +30,7 @@ static const char * const sdp_mib_names[SDP_MIB_MAX] = {
 	[SDP_MIB_ABORT_RCVD]		= "AbortRcvd",
 	[SDP_MIB_ABORT_ON_DATA]		= "AbortOnData",
 	[SDP_MIB_DISCONN_MISSING]	= "DisConnMissing",
+	[SDP_MIB_REJECT_LATE]		= "RejectLate",
 	[SDP_MIB_BAD_MID]		= "BadMid",
 	[SDP_MIB_UNEXPECTED_MID]	= "UnexpectedMid",
 	[SDP_MIB_BAD_LEN]		= "BadLen",

@@ -1566,6 +1566,7 @@ struct evil_server {
 	int port;
 	bool reject;		/* a bare reject, or: */
 	struct mutation m;	/* what is wrong with our HelloAck */
+	bool vanish;		/* its id destroyed right after the REP */
 	int ready;
 	int event;		/* 0, or the unexpected event + 1000 */
 	int answer;		/* after our HelloAck: 0 (established), or as event */
@@ -1608,6 +1609,12 @@ static void *evil_server(void *arg)
 	param.private_data_len = sizeof(hah);
 	param.rnr_retry_count = 7;
 	rdma_accept(s->p.id, &param);
+	if (s->vanish) {
+		/* its CM answers our RTU, if it comes after, with a REJ */
+		rdma_destroy_id(s->p.id);
+		s->p.id = NULL;
+		return NULL;
+	}
 	s->answer = wait_event(&s->p, RDMA_CM_EVENT_ESTABLISHED, NULL, 0, NULL);
 	return NULL;
 }
@@ -1757,6 +1764,64 @@ TEST(connect_refused_by_reject)
 	struct evil_server s = { .reject = true };
 
 	refused(_metadata, &s, false);
+}
+
+/*
+ * A listener whose child dies between its REP and our RTU, as when its
+ * listener stops: its CM answers the RTU of a connect ours completed with a
+ * REJ. Our connection resets (RejectLate), as TCP's does by the RST its
+ * peer sends to the handshake's last ACK; if our RTU came first, by the
+ * peer's disconnect (DisConnMissing). Either way a blocked read() ends:
+ * without the reset an orphan waited out tcp_fin_timeout, and a reader for
+ * ever. Rounds where the REJ came before our RTU fail the connect.
+ */
+TEST(peer_vanishes_after_accept)
+{
+	long long late = sdp_stat("RejectLate"), missing = sdp_stat("DisConnMissing");
+	int i, fd, tl, rounds = 20, reset = 0, refused = 0, saved = sdp_sysctl("rdma_only");
+	struct sdp_info info = {};
+	struct sockaddr_storage ss;
+	socklen_t len;
+	pthread_t t;
+	char b;
+
+	sdp_sysctl_set("rdma_only", 1);
+	for (i = 0; i < rounds; i++) {
+		struct evil_server s = { .vanish = true };
+
+		tl = evil_start(&s, &ss, &len, &t);
+		ASSERT_LE(0, tl);
+		close(tl);
+		fd = sdp_connect(sdp_family(), &ss, len);
+		pthread_join(t, NULL);
+		if (fd < 0) {
+			EXPECT_EQ(ECONNREFUSED, errno);
+			refused++;
+		} else {
+			struct timeval tv = { .tv_sec = 10 * sdp_slow() };
+
+			ASSERT_EQ(0, setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+			ASSERT_EQ(0, sdp_info(fd, &info));
+			EXPECT_EQ(SDP_TRANSPORT_RDMA, info.transport);
+			EXPECT_EQ(s.p.qp->qp_num, info.dest_qp_num);
+			EXPECT_EQ(-1, read(fd, &b, 1));
+			EXPECT_EQ(ECONNRESET, errno) TH_LOG("round %d: %s", i, strerror(errno));
+			reset += errno == ECONNRESET;
+			close(fd);
+		}
+		peer_free(&s.p);
+	}
+	sdp_sysctl_set("rdma_only", saved);
+	late = sdp_stat("RejectLate") - late;
+	missing = sdp_stat("DisConnMissing") - missing;
+	TH_LOG("%d rounds: %d refused, %d reset (RejectLate %lld, DisConnMissing %lld)",
+	       rounds, refused, reset, late, missing);
+	EXPECT_EQ(rounds, refused + reset);
+	EXPECT_LT(0, reset);
+	EXPECT_EQ(reset, late + missing);
+	if (_metadata->passed)
+		fprintf(stderr, "# PROOF rdma %s: %d connections to the peer's QPs reset\n",
+			info.ibdev, reset);
 }
 
 TEST(connect_refused_by_reject_rdma_only)
