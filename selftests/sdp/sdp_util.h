@@ -27,11 +27,6 @@
 #define SDP_TCPONLY	"198.19.0.2"
 
 /*
- * The transport SDP sockets should end up on: RDMA, or TCP when the suite
- * runs with net.sdp.enabled=0 (SDP_EXPECT_TRANSPORT=tcp) to check the same
- * semantics on fallen-back sockets.
- */
-/*
  * How much slower than a stock kernel this one runs the suite: the bound
  * a case gives the machine (not what it measures) scales with it.
  * scripts/debug-kernel's (KASAN, lockdep, ...) took about 10x as long for
@@ -44,6 +39,11 @@ static inline int sdp_slow(void)
 	return !uname(&u) && strstr(u.release, "-sdp-debug") ? 10 : 1;
 }
 
+/*
+ * The transport SDP sockets should end up on: RDMA, or TCP when the suite
+ * runs with net.sdp.enabled=0 (SDP_EXPECT_TRANSPORT=tcp) to check the same
+ * semantics on fallen-back sockets.
+ */
 static inline int sdp_expected_transport(void)
 {
 	const char *e = getenv("SDP_EXPECT_TRANSPORT");
