@@ -492,7 +492,7 @@ static int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 			 * for a DisConn that cannot come.
 			 */
 			SDP_INC_STATS(sock_net(sk), SDP_MIB_REJECT_LATE);
-			trace_sdp_conn_error(sk, "RejectLate", ECONNRESET);
+			trace_sdp_conn_error(sk, sdp_mib_name(SDP_MIB_REJECT_LATE), ECONNRESET);
 			sdp_up->done(sk, sk->sk_state == TCP_CLOSE_WAIT ? EPIPE : ECONNRESET);
 			break;
 		}
