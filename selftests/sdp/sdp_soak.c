@@ -927,7 +927,7 @@ TEST_F_TIMEOUT(soak, idle, 1800)
 TEST_F_TIMEOUT(soak, connect_storm, 600)
 {
 	long long busy = sdp_stat("BacklogBusy"), retries = sdp_stat("ConnectRetries");
-	long long timeouts = sdp_stat("SynTimeout");
+	long long timeouts = sdp_stat("SynTimeout"), failed = sdp_stat("ConnectFailed");
 	struct rlimit rl = { 4 * STORM + 64, 4 * STORM + 64 };
 	static unsigned char buf[STORM_BYTES];
 	/*
@@ -961,9 +961,10 @@ TEST_F_TIMEOUT(soak, connect_storm, 600)
 		if (st.family == sdp_family() && sdp_transport(fd[i]) != sdp_expected_transport())
 			self->s.transport_err++;
 	}
-	TH_LOG("%d of %d connected in %.1f s; BacklogBusy +%lld, ConnectRetries +%lld",
+	TH_LOG("%d of %d connected in %.1f s; BacklogBusy +%lld, ConnectRetries +%lld, ConnectFailed +%lld, SynTimeout +%lld",
 	       up, STORM, sdp_now() - t0, sdp_stat("BacklogBusy") - busy,
-	       sdp_stat("ConnectRetries") - retries);
+	       sdp_stat("ConnectRetries") - retries, sdp_stat("ConnectFailed") - failed,
+	       sdp_stat("SynTimeout") - timeouts);
 	EXPECT_EQ(STORM, up);
 	/* no client that completed was dropped as one that never did */
 	EXPECT_EQ(timeouts, sdp_stat("SynTimeout"));
