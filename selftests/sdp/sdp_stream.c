@@ -2115,7 +2115,7 @@ static int ping_pong(int fd, int peer, int n)
 TEST_F(pair, so_busy_poll)
 {
 	bool rdma = variant->sdp && sdp_expected_transport() == SDP_TRANSPORT_RDMA;
-	int dflt = sdp_sysctl("recv_poll_us");
+	int dflt = sdp_sysctl("recv_poll_us"), i;
 	long long hit, miss;
 
 	EXPECT_EQ(0, sdp_setint(self->sfd, SOL_SOCKET, SO_BUSY_POLL, 1000000));
@@ -2123,8 +2123,17 @@ TEST_F(pair, so_busy_poll)
 	if (variant->sdp)
 		sdp_sysctl_set("recv_poll_us", 0);
 
+	/*
+	 * A spin gives way when the CPU is wanted: on 6.12, whose rxe answers
+	 * from a kworker, every spin of 50 round trips once did (CI). Rounds
+	 * of 50 until one spin got its data, 10 at most.
+	 */
 	hit = sdp_stat("RecvPollHit");
-	EXPECT_EQ(50, ping_pong(self->sfd, self->cfd, 50));
+	for (i = 0; i < 10; i++) {
+		EXPECT_EQ(50, ping_pong(self->sfd, self->cfd, 50));
+		if (!rdma || sdp_stat("RecvPollHit") > hit)
+			break;
+	}
 	if (rdma)
 		EXPECT_LT(hit, sdp_stat("RecvPollHit"));
 
