@@ -159,6 +159,20 @@ static inline int sdp_read_int(const char *dir, const char *name)
 	return v;
 }
 
+/* Write @v to file @dir/@name (a sysctl), if it can be opened. */
+static inline void sdp_write_int(const char *dir, const char *name, int v)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (f) {
+		fprintf(f, "%d\n", v);
+		fclose(f);
+	}
+}
+
 /* net.sdp.@name: its value (or -1), and setting it. */
 static inline int sdp_sysctl(const char *name)
 {
@@ -167,15 +181,7 @@ static inline int sdp_sysctl(const char *name)
 
 static inline void sdp_sysctl_set(const char *name, int v)
 {
-	char path[128];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/sys/net/sdp/%s", name);
-	f = fopen(path, "w");
-	if (f) {
-		fprintf(f, "%d\n", v);
-		fclose(f);
-	}
+	sdp_write_int("/proc/sys/net/sdp", name, v);
 }
 
 /* net.sdp.mem's three limits, in pages (-1 each if unreadable). */
