@@ -295,26 +295,41 @@ static u8 sdp_cm_rej_reason(struct rdma_cm_id *id, struct rdma_cm_event *ev,
 #define SDP_RETRY_SLACK		(HZ / 4)
 
 /*
+ * Locked, refused as busy: past the time TCP's connect() gives up
+ * (TCP_USER_TIMEOUT, TCP_SYNCNT, tcp_syn_retries), fail as it does.
+ */
+static bool sdp_cm_syn_expired(struct sdp_sock *ssk)
+{
+	if (time_before(jiffies, ssk->syn_deadline))
+		return false;
+	SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_CONNECT_FAILED);
+	sdp_up->done(&ssk->sk, ETIMEDOUT);
+	return true;
+}
+
+/*
  * A busy SDP listener refused us: try again after TCP's SYN retransmit
  * delays (1 s, 2 s, 4 s, ...), or sooner when the listener said a place
  * frees sooner (a peer holding its queue with connections it never
- * completes then delays us until their syn_timeout_ms, not beyond);
- * ETIMEDOUT after tcp_syn_retries, as TCP.
+ * completes then delays us until their syn_timeout_ms, not beyond), and
+ * no later than TCP's deadline. That deadline, not a count of refusals,
+ * ends it: such hints make refusals come faster than retransmissions.
  */
 static void sdp_cm_retry_later(struct sdp_sock *ssk, u32 retry_ms)
 {
 	struct sock *sk = &ssk->sk;
-	unsigned long delay = HZ << ssk->syn_retries;
+	unsigned long now = jiffies;
+	unsigned long delay = min_t(unsigned long, HZ << min_t(u8, ssk->syn_retries, 7),
+				    TCP_RTO_MAX);
 
 	sk_stop_timer(sk, &ssk->conn_timer);
-	if (ssk->syn_retries >= READ_ONCE(sock_net(sk)->ipv4.sysctl_tcp_syn_retries)) {
-		SDP_INC_STATS(sock_net(sk), SDP_MIB_CONNECT_FAILED);
-		sdp_up->done(sk, ETIMEDOUT);
+	if (sdp_cm_syn_expired(ssk))
 		return;
-	}
 	if (retry_ms)
 		delay = min(delay, msecs_to_jiffies(retry_ms) + SDP_RETRY_SLACK);
-	ssk->syn_retries++;
+	delay = min(delay, ssk->syn_deadline - now);
+	if (ssk->syn_retries < U8_MAX)
+		ssk->syn_retries++;
 	SDP_INC_STATS(sock_net(sk), SDP_MIB_CONNECT_RETRIES);
 	sock_hold(sk);
 	if (!queue_delayed_work(sdp_wq, &ssk->retry_work, delay))
@@ -329,7 +344,7 @@ static void sdp_cm_retry_work(struct work_struct *work)
 	int reason;
 
 	lock_sock(sk);
-	if (sk->sk_state == TCP_SYN_SENT && !sdp_fb(ssk)) {
+	if (sk->sk_state == TCP_SYN_SENT && !sdp_fb(ssk) && !sdp_cm_syn_expired(ssk)) {
 		/* A new id for the new attempt, on the same port. */
 		sdp_conn_free(ssk);
 		release_sock(sk);

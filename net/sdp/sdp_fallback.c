@@ -738,18 +738,21 @@ static unsigned long sdp_syn_timeout(struct sock *sk)
 
 /*
  * Bound the RDMA attempt: connect_timeout_ms, then TCP takes over. When
- * RDMA is all we may use, as long as TCP would try before ETIMEDOUT, from
- * the first attempt (a retry after a busy listener keeps the deadline).
+ * RDMA is all we may use, as long as TCP would try before ETIMEDOUT. The
+ * deadline counts from the first attempt: a busy listener's retries keep
+ * it (sdp_cm_retry_later()), as TCP's SYN retransmissions do.
  */
 void sdp_fb_arm(struct sdp_sock *ssk)
 {
 	struct sdp_net *sn = sdp_net(sock_net(&ssk->sk));
 
+	if (!ssk->syn_retries)
+		ssk->syn_deadline = jiffies + sdp_syn_timeout(&ssk->sk);
 	if (sdp_fb_allowed(ssk))
 		sk_reset_timer(&ssk->sk, &ssk->conn_timer, jiffies +
 			       msecs_to_jiffies(READ_ONCE(sn->connect_timeout_ms)));
-	else if (!timer_pending(&ssk->conn_timer))
-		sk_reset_timer(&ssk->sk, &ssk->conn_timer, jiffies + sdp_syn_timeout(&ssk->sk));
+	else
+		sk_reset_timer(&ssk->sk, &ssk->conn_timer, ssk->syn_deadline);
 }
 
 /*

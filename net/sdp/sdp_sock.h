@@ -129,7 +129,8 @@ struct sdp_sock {
 	struct timer_list	conn_timer;	/* bounds the RDMA attempt */
 	struct work_struct	fb_work;
 	struct delayed_work	retry_work;	/* after a busy listener's refusal */
-	u8			syn_retries;
+	u8			syn_retries;	/* busy refusals so far (saturates) */
+	unsigned long		syn_deadline;	/* jiffies: TCP's connect() would fail */
 	struct sdp_policy	*policy;	/* SDP_POLICY, or NULL: SDP always */
 	bool			family_fixed;	/* SDP_FAMILY was set */
 	void			(*tcp_error_report)(struct sock *sk);

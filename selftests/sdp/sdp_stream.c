@@ -2554,6 +2554,78 @@ TEST_F(sock, listen_backlog)
 }
 
 /*
+ * A connect() to a listener whose accept queue stays full gives up when
+ * TCP's would, with ETIMEDOUT: TCP drops the SYNs and stops retransmitting
+ * at TCP_SYNCNT's (1: after 1 + 2 s) or TCP_USER_TIMEOUT's (2 s) end; over
+ * RDMA each attempt is refused as busy and retried on TCP's schedule, and
+ * the socket's options, not tcp_syn_retries (6: 127 s), say when to stop.
+ * Then the queued two are accepted and carry a byte each way.
+ */
+TEST_F(sock, connect_to_a_full_queue_times_out_as_tcp)
+{
+	long long failed = sdp_stat("ConnectFailed"), retries = sdp_stat("ConnectRetries");
+	static const struct { int opt, val; double at; } o[] = {
+		{ TCP_SYNCNT, 1, 3 }, { TCP_USER_TIMEOUT, 2000, 2 },
+	};
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int l = sdp_listener(self->family, self->ip, 1, &ss, &len);
+	int q[2], c[2], a[2], i, k;
+	struct sdp_proof pr[2];
+	double t0, t;
+	char b;
+
+	ASSERT_LE(0, l);
+	for (i = 0; i < 2; i++) {
+		q[i] = socket(self->family, SOCK_STREAM, 0);
+		ASSERT_EQ(0, connect(q[i], (struct sockaddr *)&ss, len));
+	}
+	/* TCP's handshake ends at the client first: the queue's second place */
+	usleep(300000);
+	t0 = sdp_now();
+	for (i = 0; i < 2; i++) {
+		c[i] = socket(self->family, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		ASSERT_EQ(0, sdp_setint(c[i], SOL_TCP, o[i].opt, o[i].val));
+		ASSERT_EQ(-1, connect(c[i], (struct sockaddr *)&ss, len));
+		ASSERT_EQ(EINPROGRESS, errno);
+	}
+	for (i = 0; i < 2; i++) {
+		/* TCP's timers are wall-clock times, on any kernel */
+		ASSERT_NE(0, sdp_poll1(c[i], POLLOUT, 15000) & POLLOUT)
+			TH_LOG("option %d: still connecting after 15 s", o[i].opt);
+		t = sdp_now() - t0;
+		EXPECT_EQ(ETIMEDOUT, sdp_getint(c[i], SOL_SOCKET, SO_ERROR));
+		/* not before TCP's time; 127 s would be tcp_syn_retries' */
+		EXPECT_LE(o[i].at - 0.5, t) TH_LOG("option %d: %.1f s", o[i].opt, t);
+		close(c[i]);
+	}
+	for (i = 0; i < 2; i++) {
+		a[i] = accept(l, NULL, NULL);
+		ASSERT_LE(0, a[i]);
+	}
+	for (i = 0; i < 2; i++) {
+		/* accepted in any order: find each one's server end */
+		k = sdp_peer_of(q[i], a, 2);
+		ASSERT_LE(0, k);
+		PROOF_BEGIN(&pr[i], q[i], a[k]);
+		ASSERT_EQ(1, send(a[k], "q", 1, 0));
+		ASSERT_EQ(1, recv(q[i], &b, 1, 0));
+		ASSERT_EQ(1, send(q[i], "r", 1, 0));
+		ASSERT_EQ(1, recv(a[k], &b, 1, 0));
+		PROOF_END(&pr[i]);
+	}
+	for (i = 0; i < 2; i++) {
+		close(a[i]);
+		close(q[i]);
+	}
+	if (variant->sdp && sdp_expected_transport() == SDP_TRANSPORT_RDMA) {
+		EXPECT_LE(retries + 2, sdp_stat("ConnectRetries"));
+		EXPECT_EQ(failed + 2, sdp_stat("ConnectFailed"));
+	}
+	close(l);
+}
+
+/*
  * Clients that reset (SO_LINGER 0) while their connections wait in the
  * accept queue: accept() still returns each, and its reads end as TCP's
  * reset children's do, after the bytes that came first. Over RDMA, a child

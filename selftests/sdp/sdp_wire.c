@@ -1392,7 +1392,7 @@ static double real_client(struct __test_metadata *_metadata, int lfd,
 	char buf[3000] = "after the half-open ones";
 	struct sdp_proof proof;
 	double t0, waited;
-	int fd, a;
+	int fd, a, err;
 
 	t0 = sdp_now();
 	fd = socket(sdp_family(), SOCK_STREAM | SOCK_NONBLOCK, 0);
@@ -1402,7 +1402,12 @@ static double real_client(struct __test_metadata *_metadata, int lfd,
 	EXPECT_EQ(POLLOUT, sdp_poll1(fd, POLLOUT, 30000) & POLLOUT);
 	waited = sdp_now() - t0;
 	TH_LOG("the real client waited %.1f s", waited);
-	EXPECT_EQ(0, sdp_getint(fd, SOL_SOCKET, SO_ERROR));
+	err = sdp_getint(fd, SOL_SOCKET, SO_ERROR);
+	EXPECT_EQ(0, err) TH_LOG("connect: %s", strerror(err));
+	if (err) {
+		close(fd);
+		return waited;
+	}
 	EXPECT_EQ(SDP_TRANSPORT_RDMA, sdp_transport(fd))
 		TH_LOG("fallback reason %d", sdp_getint(fd, SOL_SDP, SDP_FALLBACK_REASON));
 	a = accept(lfd, NULL, NULL);
@@ -1426,8 +1431,10 @@ static double real_client(struct __test_metadata *_metadata, int lfd,
  * told when the oldest is dropped, and a real client tries again then, not
  * at TCP's next SYN retry. A backlog of 1 takes two (backlog + 1, as TCP).
  */
+#define IPV4_SYSCTL	"/proc/sys/net/ipv4"
+
 FIXTURE(half_open) {
-	int saved_syn, saved_ct, saved_max;
+	int saved_syn, saved_ct, saved_max, saved_syn_retries;
 	struct peer evil[3];
 	unsigned int qpn[3];
 	int lfd;
@@ -1441,7 +1448,9 @@ FIXTURE_SETUP(half_open)
 	self->saved_syn = sdp_sysctl("syn_timeout_ms");
 	self->saved_ct = sdp_sysctl("connect_timeout_ms");
 	self->saved_max = sdp_sysctl("max_half_open");
+	self->saved_syn_retries = sdp_read_int(IPV4_SYSCTL, "tcp_syn_retries");
 	ASSERT_LT(0, self->saved_max);
+	ASSERT_LT(0, self->saved_syn_retries);
 	/* the real client's connect may take its time on a slow kernel */
 	sdp_sysctl_set("connect_timeout_ms", 20000);
 	self->lfd = sdp_listener(sdp_family(), SDP_A, 1, &self->addr, &self->alen);
@@ -1456,6 +1465,7 @@ FIXTURE_TEARDOWN(half_open)
 	sdp_sysctl_set("syn_timeout_ms", self->saved_syn);
 	sdp_sysctl_set("connect_timeout_ms", self->saved_ct);
 	sdp_sysctl_set("max_half_open", self->saved_max);
+	sdp_write_int(IPV4_SYSCTL, "tcp_syn_retries", self->saved_syn_retries);
 }
 
 /* @n half-open connections to @addr, each with its child's QP. */
@@ -1520,6 +1530,26 @@ TEST_F(half_open, real_client_behind_a_held_backlog)
 		EXPECT_TRUE(half_open_freed(&self->evil[i], self->qpn[i]))
 			TH_LOG("half-open %d: the child's QP %u is still there", i, self->qpn[i]);
 	}
+}
+
+/*
+ * Refusals are not SYN retries: with tcp_syn_retries 2, TCP's connect()
+ * tries for 1 + 2 + 4 s, which outlasts places held 5 s. The client is
+ * refused at 0, 1 and 3 s (then told a place frees in about 2 s) and must
+ * still get in, not fail at its third refusal.
+ */
+TEST_F(half_open, refusals_do_not_shorten_tcps_connect_time)
+{
+	long long retries = sdp_stat("ConnectRetries"), failed = sdp_stat("ConnectFailed");
+
+	sdp_sysctl_set("syn_timeout_ms", 5000);
+	sdp_write_int(IPV4_SYSCTL, "tcp_syn_retries", 2);
+	ASSERT_EQ(2, sdp_read_int(IPV4_SYSCTL, "tcp_syn_retries"));
+	hold_places(_metadata, self, &self->addr, 2);
+	real_client(_metadata, self->lfd, &self->addr, self->alen);
+	TH_LOG("ConnectRetries +%lld", sdp_stat("ConnectRetries") - retries);
+	EXPECT_LE(retries + 3, sdp_stat("ConnectRetries"));
+	EXPECT_EQ(failed, sdp_stat("ConnectFailed"));
 }
 
 /*
