@@ -19,6 +19,7 @@
  */
 #define pr_fmt(fmt) "sdp: " fmt
 
+#include <linux/jhash.h>
 #include <net/inet6_hashtables.h>
 #include <net/inet_hashtables.h>
 #include <net/ipv6.h>
@@ -238,21 +239,49 @@ static u32 sdp_half_open_left(const struct sdp_sock *child, const struct sdp_net
 }
 
 /*
+ * Whether @child's end is for the refused client @who to hear of: each
+ * place is announced to one client, who hears of it again when refused
+ * again (its retries keep the port). Told to every client refused
+ * meanwhile, that instant would bring all of them back at once, a herd
+ * the CM serves one by one while the RTU of the one who got the place
+ * waits behind it; the others follow TCP's retry delays.
+ */
+static bool sdp_half_open_promise(struct sdp_sock *child, u32 who)
+{
+	u32 old = 0;
+
+	return try_cmpxchg(&child->promised, &old, who) || old == who;
+}
+
+/* How many of the oldest places a refusal looks at: its cost is bounded. */
+#define SDP_PROMISE_SCAN	32
+
+/* Who sent @id's request, for sdp_half_open_promise(): never 0. */
+static u32 sdp_req_who(const struct rdma_cm_id *id)
+{
+	const struct sockaddr *a = (const struct sockaddr *)&id->route.addr.dst_addr;
+
+	return jhash(a, rdma_addr_size(a), 0) | 1;
+}
+
+/*
  * Room for one more child of @lssk, before anything is built for it: within
  * the listener's backlog and the namespace's max_half_open. 0 with the
  * place taken (in syn_count and the namespace's count: sdp_child_link()
  * fills it, sdp_syn_unreserve() gives it back), or busy, counted, with
- * *retry_ms saying when the oldest child not established, which holds
- * the place, is dropped (0 if none holds it: an accept queue full of
- * established ones): the refused client then tries again no later.
+ * *retry_ms saying when the oldest child not established and not promised
+ * to another client, which holds the place, is dropped (0 if none: an
+ * accept queue full of established ones): the refused client then tries
+ * again no later.
  */
-static int sdp_syn_reserve(struct sdp_sock *lssk, u32 *retry_ms)
+static int sdp_syn_reserve(struct sdp_sock *lssk, const struct rdma_cm_id *id, u32 *retry_ms)
 {
 	struct sock *lsk = &lssk->sk;
 	struct net *net = sock_net(lsk);
 	struct sdp_net *sn = sdp_net(net);
+	u32 who = sdp_req_who(id);
 	struct sdp_sock *child;
-	int mib;
+	int mib, scan = SDP_PROMISE_SCAN;
 
 	*retry_ms = 0;
 	lock_sock(lsk);
@@ -263,7 +292,10 @@ static int sdp_syn_reserve(struct sdp_sock *lssk, u32 *retry_ms)
 		/* established and completing together: backlog + 1, as TCP */
 		mib = SDP_MIB_BACKLOG_BUSY;
 		list_for_each_entry(child, &lssk->syn_q, child) {
-			if (READ_ONCE(child->sk.sk_state) == TCP_SYN_RECV) {
+			if (!scan--)
+				break;
+			if (READ_ONCE(child->sk.sk_state) == TCP_SYN_RECV &&
+			    sdp_half_open_promise(child, who)) {
 				*retry_ms = sdp_half_open_left(child, sn);
 				break;
 			}
@@ -275,10 +307,14 @@ static int sdp_syn_reserve(struct sdp_sock *lssk, u32 *retry_ms)
 	} else {
 		mib = SDP_MIB_HALF_OPEN_FULL;
 		spin_lock(&sn->half_open_lock);
-		child = list_first_entry_or_null(&sn->half_open, struct sdp_sock,
-						 half_open_item);
-		if (child)
-			*retry_ms = sdp_half_open_left(child, sn);
+		list_for_each_entry(child, &sn->half_open, half_open_item) {
+			if (!scan--)
+				break;
+			if (sdp_half_open_promise(child, who)) {
+				*retry_ms = sdp_half_open_left(child, sn);
+				break;
+			}
+		}
 		spin_unlock(&sn->half_open_lock);
 	}
 	release_sock(lsk);
@@ -496,7 +532,7 @@ int sdp_cm_req(struct sdp_sock *lssk, struct rdma_cm_id *id,
 	}
 	/* Nothing is built for a request the queues have no room for. */
 	reason = SDP_REJ_BUSY;
-	if (sdp_syn_reserve(lssk, &retry_ms))
+	if (sdp_syn_reserve(lssk, id, &retry_ms))
 		goto reject;
 	child = sdp_child_alloc(lssk, id, ev->param.conn.private_data);
 	lock_sock(lsk);

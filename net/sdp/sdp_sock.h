@@ -119,6 +119,7 @@ struct sdp_sock {
 	struct delayed_work	syn_work;	/* not established in time: dropped */
 	struct list_head	half_open_item;	/* on its namespace's half_open */
 	unsigned long		syn_stamp;	/* jiffies: it joined syn_q */
+	u32			promised;	/* the refused client told of its end (hash), 0 */
 
 	/* connection */
 	u32			transport;	/* enum sdp_transport */

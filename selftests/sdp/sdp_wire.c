@@ -1435,8 +1435,8 @@ static double real_client(struct __test_metadata *_metadata, int lfd,
 
 FIXTURE(half_open) {
 	int saved_syn, saved_ct, saved_max, saved_syn_retries;
-	struct peer evil[3];
-	unsigned int qpn[3];
+	struct peer evil[5];
+	unsigned int qpn[5];
 	int lfd;
 	struct sockaddr_storage addr;
 	socklen_t alen;
@@ -1460,7 +1460,7 @@ FIXTURE_SETUP(half_open)
 FIXTURE_TEARDOWN(half_open)
 {
 	close(self->lfd);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 5; i++)
 		peer_free(&self->evil[i]);
 	sdp_sysctl_set("syn_timeout_ms", self->saved_syn);
 	sdp_sysctl_set("connect_timeout_ms", self->saved_ct);
@@ -1550,6 +1550,38 @@ TEST_F(half_open, refusals_do_not_shorten_tcps_connect_time)
 	TH_LOG("ConnectRetries +%lld", sdp_stat("ConnectRetries") - retries);
 	EXPECT_LE(retries + 3, sdp_stat("ConnectRetries"));
 	EXPECT_EQ(failed, sdp_stat("ConnectFailed"));
+}
+
+/*
+ * A place's end is told to one refused client, not to all: with two held,
+ * three more clients are refused; the first two hear when a place frees,
+ * the third nothing (TCP's retry delays), else all would come back at that
+ * instant. (A client refused again hears of its place again: the real
+ * client above gets in at the end of the first.)
+ */
+TEST_F(half_open, each_place_is_announced_to_one_client)
+{
+	long long busy = sdp_stat("BacklogBusy");
+	unsigned char rej[4];
+	unsigned int qpn, ms[3];
+
+	sdp_sysctl_set("syn_timeout_ms", HELD_MS);
+	hold_places(_metadata, self, &self->addr, 2);
+	for (int i = 0; i < 3; i++) {
+		memset(rej, 0, sizeof(rej));
+		ASSERT_EQ(1000 + RDMA_CM_EVENT_REJECTED,
+			  half_open(&self->evil[2 + i], &self->addr, &qpn, rej));
+		EXPECT_EQ(MID_HELLO, rej[0]);
+		EXPECT_EQ(4, rej[1]);		/* SDP_REJ_BUSY */
+		ms[i] = rej[2] << 8 | rej[3];
+	}
+	TH_LOG("refused three: places free in %u, %u and %u ms", ms[0], ms[1], ms[2]);
+	EXPECT_LT(0, ms[0]);
+	EXPECT_GE(HELD_MS, ms[0]);
+	EXPECT_LT(0, ms[1]);
+	EXPECT_GE(HELD_MS, ms[1]);
+	EXPECT_EQ(0, ms[2]);
+	EXPECT_EQ(busy + 3, sdp_stat("BacklogBusy"));
 }
 
 /*
