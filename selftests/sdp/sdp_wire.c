@@ -1582,6 +1582,8 @@ TEST_F(half_open, each_place_is_announced_to_one_client)
 	EXPECT_GE(HELD_MS, ms[1]);
 	EXPECT_EQ(0, ms[2]);
 	EXPECT_EQ(busy + 3, sdp_stat("BacklogBusy"));
+	/* refused before any connection; the held ones have no data path */
+	SDP_PROVE_LOCAL();
 }
 
 /*
