@@ -937,11 +937,15 @@ TEST_F_TIMEOUT(pair, sendfile_sizes_offsets_and_modes, 300)
 {
 	static const size_t sizes[] = { 1, 4095, 4096, 4097, 65537, (1 << 20) + 3 };
 	static const off_t offs[] = { 0, 1, 4095 };
+	/* a stall fails saying where, before the harness kills the case */
+	struct timeval tv = { .tv_sec = 60 };
 	size_t total = 0;
 	struct sink k;
 	int file = pattern_file((1 << 20) + 8192);
 
 	ASSERT_LE(0, file);
+	ASSERT_EQ(0, setsockopt(self->sfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+	ASSERT_EQ(0, setsockopt(self->cfd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)));
 	for (int mode = 0; mode < 4; mode++) {
 		if (mode == 1)
 			ASSERT_EQ(0, sdp_setint(self->cfd, SOL_TCP, TCP_CORK, 1));
