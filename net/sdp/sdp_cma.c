@@ -221,6 +221,7 @@ static int sdp_cm_route_resolved(struct sdp_sock *ssk, struct rdma_cm_id *id)
 		return err;
 	param.qp_num = c->qp->qp_num;
 	memcpy(&ssk->saddr, &id->route.addr.src_addr, sizeof(ssk->saddr));
+	ssk->syn_sent = jiffies;
 	return rdma_connect_locked(id, &param);
 }
 
@@ -309,11 +310,19 @@ static bool sdp_cm_syn_expired(struct sdp_sock *ssk)
 
 /*
  * A busy SDP listener refused us: try again after TCP's SYN retransmit
- * delays (1 s, 2 s, 4 s, ...), or sooner when the listener said a place
- * frees sooner (a peer holding its queue with connections it never
- * completes then delays us until their syn_timeout_ms, not beyond), and
- * no later than TCP's deadline. That deadline, not a count of refusals,
- * ends it: such hints make refusals come faster than retransmissions.
+ * delays (1 s, 2 s, 4 s, ...), but no sooner than twice the time the
+ * refusal took; or sooner when the listener said a place frees sooner (a
+ * peer holding its queue with connections it never completes then delays
+ * us until their syn_timeout_ms, not beyond); and no later than TCP's
+ * deadline. That deadline, not a count of refusals, ends it: such hints
+ * make refusals come faster than retransmissions.
+ *
+ * A slow refusal means requests queue at the listener's CM, which serves
+ * them one at a time (a dropped SYN costs TCP nothing; a refused request
+ * costs the CM a connection id and a reject). A request that waits there
+ * past the CM's response timeout (about 6 s) is sent again, and each copy
+ * that arrives after the refusal is a new request: retrying on TCP's
+ * schedule regardless would keep that queue past the timeout for good.
  */
 static void sdp_cm_retry_later(struct sdp_sock *ssk, u32 retry_ms)
 {
@@ -325,6 +334,7 @@ static void sdp_cm_retry_later(struct sdp_sock *ssk, u32 retry_ms)
 	sk_stop_timer(sk, &ssk->conn_timer);
 	if (sdp_cm_syn_expired(ssk))
 		return;
+	delay = max(delay, 2 * (now - ssk->syn_sent));
 	if (retry_ms)
 		delay = min(delay, msecs_to_jiffies(retry_ms) + SDP_RETRY_SLACK);
 	delay = min(delay, ssk->syn_deadline - now);

@@ -132,6 +132,7 @@ struct sdp_sock {
 	struct delayed_work	retry_work;	/* after a busy listener's refusal */
 	u8			syn_retries;	/* busy refusals so far (saturates) */
 	unsigned long		syn_deadline;	/* jiffies: TCP's connect() would fail */
+	unsigned long		syn_sent;	/* jiffies: this attempt's request left */
 	struct sdp_policy	*policy;	/* SDP_POLICY, or NULL: SDP always */
 	bool			family_fixed;	/* SDP_FAMILY was set */
 	void			(*tcp_error_report)(struct sock *sk);

@@ -1629,6 +1629,8 @@ struct evil_server {
 	struct peer p;
 	int port;
 	bool reject;		/* a bare reject, or: */
+	int busy_ms;		/* first refuses as busy, this late */
+	double refused_at, again_at;	/* then: when, and the next request */
 	struct mutation m;	/* what is wrong with our HelloAck */
 	bool vanish;		/* its id destroyed right after the REP */
 	int ready;
@@ -1658,6 +1660,19 @@ static void *evil_server(void *arg)
 			      sizeof(s->hello), &s->hello_len);
 	if (s->event)
 		return NULL;
+	if (s->busy_ms) {
+		static const unsigned char busy[4] = { MID_HELLO, 4 /* SDP_REJ_BUSY */ };
+
+		usleep(s->busy_ms * 1000);
+		rdma_reject(s->p.id, busy, sizeof(busy));
+		s->refused_at = sdp_now();
+		rdma_destroy_id(s->p.id);
+		s->p.id = NULL;
+		s->event = wait_event(&s->p, RDMA_CM_EVENT_CONNECT_REQUEST, NULL, 0, NULL);
+		s->again_at = sdp_now();
+		if (s->event)
+			return NULL;
+	}
 	if (s->reject) {
 		rdma_reject(s->p.id, NULL, 0);
 		return NULL;
@@ -1828,6 +1843,38 @@ TEST(connect_refused_by_reject)
 	struct evil_server s = { .reject = true };
 
 	refused(_metadata, &s, false);
+}
+
+/*
+ * A listener slow to refuse is congested: its CM serves requests one at a
+ * time, and one that waits past the CM's response timeout comes again as
+ * a new request. Refused as busy after 2 s, the client comes back no
+ * sooner than twice that (not after TCP's first 1 s, which would keep such
+ * a queue full); refused bare then, it falls back. (connect_timeout_ms
+ * bounds each attempt: 1 s by default, which would fall back first.)
+ */
+TEST(slow_refusal_slows_the_retry)
+{
+	struct evil_server s = { .reject = true, .busy_ms = 2000 };
+	long long retries = sdp_stat("ConnectRetries");
+	int fd, why, saved = sdp_sysctl("connect_timeout_ms");
+
+	/* the attempt must outlast the slow refusal, not fall back first */
+	sdp_sysctl_set("connect_timeout_ms", 10000);
+	ASSERT_EQ(10000, sdp_sysctl("connect_timeout_ms"));
+	fd = connect_to_evil(_metadata, &s, &why);
+	sdp_sysctl_set("connect_timeout_ms", saved);
+	ASSERT_LE(0, fd) TH_LOG("connect: %s", strerror(-fd));
+	TH_LOG("refused as busy after %d ms; the next request came %.2f s later",
+	       s.busy_ms, s.again_at - s.refused_at);
+	EXPECT_EQ(0, s.event);
+	EXPECT_LE(2 * s.busy_ms / 1000.0 - 0.1, s.again_at - s.refused_at);
+	EXPECT_EQ(retries + 1, sdp_stat("ConnectRetries"));
+	EXPECT_EQ(SDP_TRANSPORT_TCP, sdp_transport(fd));
+	EXPECT_EQ(SDP_FB_REJECTED, why);
+	if (_metadata->passed)
+		fprintf(stderr, "# PROOF fallback reason=%d\n", why);
+	close(fd);
 }
 
 /*
