@@ -849,15 +849,6 @@ TEST_F_TIMEOUT(soak, many_at_once, 900)
 }
 
 /*
- * SDP_IDLE connections (10000 unset) open at once and idle, then each
- * still carrying a byte each way: what one costs the kernel (MemAvailable,
- * both ends), and that it all comes back. As a server of many idle clients
- * would, net.sdp.buf_size is 4 KiB and net.sdp.mem holds every ring (4
- * buffers an end): by default a 2 GiB host takes about 5500 before the
- * rest fall back (FallbackResources). Opening stops short (and fails)
- * rather than drive the VM out of memory.
- */
-/*
  * Seconds until a whole second passes with no RDMA packet received (the
  * rxe devices' count), at most @secs; -1 if never.
  */
@@ -876,6 +867,15 @@ static double wire_quiet(int secs)
 	return -1;
 }
 
+/*
+ * SDP_IDLE connections (10000 unset) open at once and idle, then each
+ * still carrying a byte each way: what one costs the kernel (MemAvailable,
+ * both ends), and that it all comes back. As a server of many idle clients
+ * would, net.sdp.buf_size is 4 KiB and net.sdp.mem holds every ring (4
+ * buffers an end): by default a 2 GiB host takes about 5500 before the
+ * rest fall back (FallbackResources). Opening stops short (and fails)
+ * rather than drive the VM out of memory.
+ */
 TEST_F_TIMEOUT(soak, idle, 1800)
 {
 	const char *env = getenv("SDP_IDLE");
