@@ -161,8 +161,19 @@ void sdp_tx_push(struct sdp_sock *ssk, bool force)
 		s = &c->tx[c->tx_post % c->tx_count];
 		/* Urgent data goes past Nagle and corking, as TCP's. */
 		if (c->tx_post + 1 == c->tx_head && s->len < c->snd_size &&
-		    !force && !s->oob && !sdp_partial_ok(ssk))
+		    !force && !s->oob && !sdp_partial_ok(ssk)) {
+			/*
+			 * Held by TCP_CORK or MSG_MORE: timed by whichever push
+			 * holds it, as TCP's probe timer sends a corked tail once
+			 * all before it is acked. An uncork that credits stopped,
+			 * corked again at once, leaves no other push to send it.
+			 */
+			if ((ssk->cork || test_bit(SDP_F_MORE, &ssk->flags)) &&
+			    !timer_pending(&ssk->cork_timer))
+				sk_reset_timer(&ssk->sk, &ssk->cork_timer,
+					       jiffies + SDP_CORK_TIMEOUT);
 			break;
+		}
 		if (sdp_tx_credits(c) <= SDP_CTRL_CREDITS) {
 			trace_sdp_credit_stall(&ssk->sk, sdp_tx_credits(c),
 					       c->tx_unposted_bytes);
@@ -561,19 +572,13 @@ int sdp_conn_write(struct sdp_sock *ssk, struct msghdr *msg, int flags,
 }
 
 /*
- * The end of a sendmsg(): MSG_OOB's byte flagged, what may go pushed, and a
- * partial message held by TCP_CORK or MSG_MORE (SDP_F_MORE) timed.
+ * The end of a sendmsg(): MSG_OOB's byte flagged, what may go pushed (a
+ * partial message held by TCP_CORK or MSG_MORE timed there).
  */
 void sdp_conn_sent(struct sdp_sock *ssk, int flags)
 {
-	struct sdp_conn *c;
-
 	if (flags & MSG_OOB)
 		sdp_mark_urg(ssk);
 	sdp_tx_push(ssk, false);
-	c = ssk->conn;
-	if (c && c->tx_post != c->tx_head && !timer_pending(&ssk->cork_timer) &&
-	    (ssk->cork || test_bit(SDP_F_MORE, &ssk->flags)))
-		sk_reset_timer(&ssk->sk, &ssk->cork_timer, jiffies + SDP_CORK_TIMEOUT);
 	sdp_update_counts(ssk);
 }

@@ -929,6 +929,62 @@ out:
 }
 
 /*
+ * Uncorked while the receiver's window (SDP: its credits) is full, corked
+ * again at once, and the cork's 200 ms pass before the window opens: the
+ * partial segment at the end still goes once it does (TCP: the probe timer
+ * sends it when all before it is acked), not at the next uncork.
+ */
+TEST_F_TIMEOUT(pair, corked_tail_goes_after_a_full_window, 60)
+{
+	static unsigned char out[1 << 20], in[65536];
+	int mss = sdp_getint(self->cfd, SOL_TCP, TCP_MAXSEG), unsent = 0, held = 0;
+	size_t sent = 0, got = 0;
+	double t0;
+	ssize_t n;
+
+	ASSERT_LT(0, mss);
+	for (size_t i = 0; i < sizeof(out); i++)
+		out[i] = pat(i);
+	ASSERT_EQ(0, sdp_setint(self->cfd, SOL_TCP, TCP_CORK, 1));
+	ASSERT_EQ(0, fcntl(self->cfd, F_SETFL, O_NONBLOCK));
+	/*
+	 * Nothing read: full segments queue behind the window, a partial
+	 * last; until the window stops growing on its own (SDP's receive
+	 * ring grows with use, TCP's window as data arrives).
+	 */
+	for (int i = 0; i < 20 && held <= 2 * mss; i++) {
+		while (unsent <= 2 * mss && sent + 997 < sizeof(out) &&
+		       (n = send(self->cfd, out + sent, 997, 0)) > 0) {
+			sent += n;
+			ASSERT_EQ(0, ioctl(self->cfd, SIOCOUTQNSD, &unsent));
+		}
+		usleep(300000);
+		ASSERT_EQ(0, ioctl(self->cfd, SIOCOUTQNSD, &held));
+		unsent = held;
+	}
+	if (sent % mss == 0)
+		ASSERT_EQ(1, send(self->cfd, out + sent++, 1, 0));
+	ASSERT_LT(2 * mss, held) TH_LOG("%zu B taken, %d unsent", sent, held);
+	ASSERT_EQ(0, sdp_setint(self->cfd, SOL_TCP, TCP_CORK, 0));
+	ASSERT_EQ(0, sdp_setint(self->cfd, SOL_TCP, TCP_CORK, 1));
+	usleep(300000);
+	ASSERT_EQ(0, ioctl(self->cfd, SIOCOUTQNSD, &held));
+	/* the uncork could not send it all, nor the cork's 200 ms since */
+	ASSERT_LT(0, held);
+	t0 = sdp_now();
+	while (got < sent && (sdp_poll1(self->sfd, POLLIN, 5000) & POLLIN) &&
+	       (n = recv(self->sfd, in, sizeof(in), MSG_DONTWAIT)) > 0) {
+		EXPECT_EQ(0, memcmp(in, out + got, n)) TH_LOG("at %zu", got);
+		got += n;
+	}
+	ASSERT_EQ(0, ioctl(self->cfd, SIOCOUTQNSD, &unsent));
+	EXPECT_EQ(sent, got) TH_LOG("%zu of %zu B arrived; %d unsent", got, sent, unsent);
+	TH_LOG("%zu B, %d B of them unsent at the uncork; reading took %.2f s",
+	       sent, held, sdp_now() - t0);
+	EXPECT_RDMA_RX(self->sfd, got);
+}
+
+/*
  * sendfile() of sizes from a byte to a MiB and a bit, at page-unaligned
  * offsets, counts ending mid-page; plain, under TCP_CORK, with TCP_NODELAY,
  * and non-blocking (partial sends, EAGAIN in the middle of a page).
