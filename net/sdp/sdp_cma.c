@@ -232,32 +232,45 @@ static int sdp_cm_route_resolved(struct sdp_sock *ssk, struct rdma_cm_id *id)
  * (rdma_accept() on this side), as rdma_cm would, or, refusing, a reject,
  * so that the listener never counts the connection as up (no child of
  * ours waits in its accept queue, reset, while we fall back).
+ * 0, or why we fall back (enum sdp_fallback_reason).
  */
 static int sdp_active_established(struct sdp_sock *ssk, struct rdma_cm_id *id,
 				  const struct rdma_cm_event *ev)
 {
 	const struct sdp_hah *hah = ev->param.conn.private_data;
 	int mib = sdp_proto_check_hello_ack(hah, ev->param.conn.private_data_len);
-	int err;
+	int reason = 0;
 
 	if (mib) {
 		SDP_INC_STATS(sock_net(&ssk->sk), mib);
-		err = -ECONNREFUSED;
-	} else {
-		err = sdp_conn_start(ssk->conn, be32_to_cpu(hah->actrcvsz),
-				     be16_to_cpu(hah->bsdh.bufs));
+		reason = SDP_FB_VERSION;
+	} else if (sdp_conn_start(ssk->conn, be32_to_cpu(hah->actrcvsz),
+				  be16_to_cpu(hah->bsdh.bufs))) {
+		reason = SDP_FB_RESOURCES;
 	}
 	if (ev->event == RDMA_CM_EVENT_CONNECT_RESPONSE) {
-		if (!err)
-			err = sdp_conn_rts(ssk->conn);
-		if (err) {
+		if (!reason && sdp_conn_rts(ssk->conn))
+			reason = SDP_FB_RESOURCES;
+		if (reason) {
 			rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
-			return err;
+			return reason;
 		}
-		err = rdma_accept(id, NULL);
+		/*
+		 * -EINVAL: the CM has left the REP's state, the peer's REJ
+		 * came while we handled the REP (its child died before our
+		 * RTU): refused, as when that REJ is our event.
+		 */
+		switch (rdma_accept(id, NULL)) {
+		case 0:
+			break;
+		case -EINVAL:
+			return SDP_FB_REJECTED;
+		default:
+			return SDP_FB_RESOURCES;
+		}
 	}
-	if (err)
-		return err;
+	if (reason)
+		return reason;
 	sdp_established(ssk, id);
 	return 0;
 }
@@ -448,7 +461,7 @@ static int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	struct sock *sk = &ssk->sk;
 	u32 retry_ms;
 	bool child;
-	int err;
+	int err, reason;
 	u8 rej;
 
 	trace_sdp_cm_event(sk, rdma_event_msg(ev->event), ev->status);
@@ -490,10 +503,9 @@ static int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 			return 0;
 		}
 		if (sk->sk_state == TCP_SYN_SENT) {
-			err = sdp_active_established(ssk, id, ev);
-			if (err)
-				sdp_up->fallback(ssk, err == -ECONNREFUSED ?
-					       SDP_FB_VERSION : SDP_FB_RESOURCES);
+			reason = sdp_active_established(ssk, id, ev);
+			if (reason)
+				sdp_up->fallback(ssk, reason);
 		}
 		break;
 	case RDMA_CM_EVENT_ADDR_ERROR:
