@@ -204,14 +204,15 @@ static int end_send(struct end *e, unsigned int *seed)
 	return 0;
 }
 
-TEST_F_TIMEOUT(integ, many_sockets_at_once, 300)
+TEST_F_TIMEOUT(integ, many_sockets_at_once, 800)
 {
 	static struct end ends[2 * NSOCK];
 	static struct sdp_proof pr[NSOCK];
 	static unsigned char buf[CHUNK_MAX];
 	unsigned int seed = 42;
 	int ep, i, open_ends = 2 * NSOCK;
-	double deadline = sdp_now() + 240;
+	/* 12 s on the stock kernels; 196 and 261+ s in two debug-kernel runs */
+	double deadline = sdp_now() + (sdp_slow() > 1 ? 720 : 240);
 	int timeout_ms = variant->sdp ? sdp_sysctl("connect_timeout_ms") : 0;
 	int ttl = variant->sdp ? sdp_sysctl("negative_cache_ttl") : 0;
 
