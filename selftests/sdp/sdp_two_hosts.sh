@@ -215,18 +215,30 @@ rdma_again()	# PORT
 }
 flap_ok()
 {
-	local ttl
+	local ttl tx0 cut
 	port=$((port + 1))
-	( sleep 2; ip link set eth0 down; sleep 3; ip link set eth0 up ) &
+	# down once 4 MiB went out over RDMA: a fixed delay met the connects
+	tx0=$(sdp_stat TxBytes)
+	( for _ in $(seq 600); do
+		[ $(($(sdp_stat TxBytes) - tx0)) -lt $((4 << 20)) ] || break
+		sleep 0.1
+	  done
+	  ip link set eth0 down
+	  echo $(($(sdp_stat TxBytes) - tx0)) >"$tmp/cut"
+	  sleep 3; ip link set eth0 up ) &
 	flap=$!
 	t0=$(date +%s)
 	xfer_both $port 2 $((32 << 20))
 	wait $flap
 	elapsed=$(($(date +%s) - t0))
+	cut=$(cat "$tmp/cut")
+	# 2 connections send 32 MiB each
+	[ "$cut" -ge $((4 << 20)) ] && [ "$cut" -lt $((64 << 20)) ] || {
+		echo "# the link went down after $cut B out, not mid-transfer"; return 1; }
 	# no connection hung, and none lost or mangled a byte unnoticed
 	[ "$elapsed" -lt 150 ] && ! grep -q 'bad-at [0-9]' "$tmp/client.$port" "$tmp/server.$port" || {
 		echo "# after ${elapsed}s: a hang or a corrupt stream"; return 1; }
-	echo "# after ${elapsed}s: $(grep -c ' ok ' "$tmp/client.$port") of 2 intact, the rest ended with an error; QpError $(sdp_stat QpError), TxTimeout $(sdp_stat TxTimeout)"
+	echo "# down after $cut B out; after ${elapsed}s: $(grep -c ' ok ' "$tmp/client.$port") of 2 intact, the rest ended with an error; QpError $(sdp_stat QpError), TxTimeout $(sdp_stat TxTimeout)"
 	# a connect that times out must not send the next ones to TCP
 	ttl=$(sysctl -n net.sdp.negative_cache_ttl)
 	sysctl -qw net.sdp.negative_cache_ttl=0
