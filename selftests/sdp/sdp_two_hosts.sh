@@ -134,7 +134,7 @@ all_on()	# PORT TRANSPORT
 sysctl -qw net.sdp.connect_timeout_ms=5000
 sdp_peer 'sysctl -qw net.sdp.connect_timeout_ms=5000'
 
-ktap_plan 9
+ktap_plan 10
 
 # 1. RDMA across the wire: 8 connections, 2 MiB each way each.
 port=$((port + 1))
@@ -213,32 +213,60 @@ rdma_again()	# PORT
 	wire_mark
 	xfer_both "$1" 2 $((1 << 20)) && all_on "$1" 1 && wire_proven $((1 << 20)) 2 lossy
 }
-flap_ok()
+# Bytes this host sent: SDP's over RDMA, or the NIC's (TCP).
+sent_rdma() { sdp_stat TxBytes; }
+sent_nic() { nic tx_bytes; }
+
+# In the background: eth0 down for 3 s once SENT grew by 4 MiB (a fixed
+# delay met the connects), and what it had grown by at the cut in
+# $tmp/cut.
+flap_mid()	# SENT
 {
-	local ttl tx0 cut
-	port=$((port + 1))
-	# down once 4 MiB went out over RDMA: a fixed delay met the connects
-	tx0=$(sdp_stat TxBytes)
+	local from
+	from=$($1)
 	( for _ in $(seq 600); do
-		[ $(($(sdp_stat TxBytes) - tx0)) -lt $((4 << 20)) ] || break
+		[ $(($($1) - from)) -lt $((4 << 20)) ] || break
 		sleep 0.1
 	  done
 	  ip link set eth0 down
-	  echo $(($(sdp_stat TxBytes) - tx0)) >"$tmp/cut"
+	  echo $(($($1) - from)) >"$tmp/cut"
 	  sleep 3; ip link set eth0 up ) &
 	flap=$!
+}
+
+# The cut came mid-transfer: after 4 MiB, before 2 connections sent 32 MiB.
+cut_mid()
+{
+	cut=$(cat "$tmp/cut")
+	[ "$cut" -ge $((4 << 20)) ] && [ "$cut" -lt $((64 << 20)) ] && return 0
+	echo "# the link went down after $cut B out, not mid-transfer"
+	return 1
+}
+
+# What rxe0 counted on HOST (here or the peer) about retries and errors.
+rxe_errors()
+{
+	local c
+	for c in retry_exceeded_err completer_retry_err rcvd_seq_err send_err link_downed; do
+		echo -n " $c $(cat /sys/class/infiniband/rxe0/ports/1/hw_counters/$c)"
+	done
+}
+
+flap_ok()
+{
+	local ttl
+	port=$((port + 1))
+	flap_mid sent_rdma
 	t0=$(date +%s)
 	xfer_both $port 2 $((32 << 20))
 	wait $flap
 	elapsed=$(($(date +%s) - t0))
-	cut=$(cat "$tmp/cut")
-	# 2 connections send 32 MiB each
-	[ "$cut" -ge $((4 << 20)) ] && [ "$cut" -lt $((64 << 20)) ] || {
-		echo "# the link went down after $cut B out, not mid-transfer"; return 1; }
+	cut_mid || return 1
 	# no connection hung, and none lost or mangled a byte unnoticed
 	[ "$elapsed" -lt 150 ] && ! grep -q 'bad-at [0-9]' "$tmp/client.$port" "$tmp/server.$port" || {
 		echo "# after ${elapsed}s: a hang or a corrupt stream"; return 1; }
 	echo "# down after $cut B out; after ${elapsed}s: $(grep -c ' ok ' "$tmp/client.$port") of 2 intact, the rest ended with an error; QpError $(sdp_stat QpError), TxTimeout $(sdp_stat TxTimeout)"
+	echo "# rxe0 here:$(rxe_errors); the peer's:$(sdp_peer "$(declare -f rxe_errors); rxe_errors")"
 	# a connect that times out must not send the next ones to TCP
 	ttl=$(sysctl -n net.sdp.negative_cache_ttl)
 	sysctl -qw net.sdp.negative_cache_ttl=0
@@ -264,7 +292,21 @@ flap_ok()
 }
 ktap_check "link down 3 s mid-transfer: intact or a clean error, no hang; RDMA again after" flap_ok
 
-# 6. Loss and reordering on both NICs: RDMA's retransmissions keep every byte.
+# 6. The oracle: TCP's connections ride out the same cut intact.
+tcp_flap()
+{
+	port=$((port + 1))
+	flap_mid sent_nic
+	SERVER_ARGS=-t xfer_both $port 2 $((32 << 20)) -t
+	local rc=$?
+	wait $flap
+	cut_mid && [ $rc -eq 0 ] && echo "# down after $cut B out; both intact"
+}
+KTAP_CLASS=tcp
+ktap_check "the same cut over TCP (the oracle): both connections intact" tcp_flap
+KTAP_CLASS=
+
+# 7. Loss and reordering on both NICs: RDMA's retransmissions keep every byte.
 port=$((port + 1))
 tc qdisc add dev eth0 root netem loss 1% delay 1ms reorder 10% 50%
 sdp_peer 'tc qdisc add dev eth0 root netem loss 1% delay 1ms reorder 10% 50%'
@@ -274,7 +316,7 @@ ktap_check "1% loss and reordering both ways: 2 connections intact over RDMA" lo
 tc qdisc del dev eth0 root
 sdp_peer 'tc qdisc del dev eth0 root'
 
-# 7 and 9. The peer goes away mid-transfer, with no goodbye: our sockets
+# 8 and 10. The peer goes away mid-transfer, with no goodbye: our sockets
 # end with ETIMEDOUT when their TCP_USER_TIMEOUT (8 s, sdp_xfer -K) runs
 # out with sends uncompleted, as TCP's would (TxTimeout counts them; the
 # RC retries alone take ~30 s), and nothing hangs. GONE is what makes it
@@ -320,7 +362,7 @@ left=$((gone_at + 63 - $(date +%s)))
 [ $left -le 0 ] || sleep $left
 sdp_peer 'for _ in $(seq 100); do [ -e /tmp/xfer.'$port'.rc ] && break; sleep 0.5; done' >/dev/null
 
-# 8. The peer's kernel log stayed clean until now (before its power goes).
+# 9. The peer's kernel log stayed clean until now (before its power goes).
 KTAP_CLASS=local
 peer_log_clean() { sdp_peer 'if sdp_splat_since "$(cat /run/wire-mark)"; then false; fi' | sed 's/^/#   peer: /'
 		   return "${PIPESTATUS[0]}"; }
