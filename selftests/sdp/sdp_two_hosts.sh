@@ -250,6 +250,7 @@ rxe_errors()
 	for c in retry_exceeded_err completer_retry_err rcvd_seq_err send_err link_downed; do
 		echo -n " $c $(cat /sys/class/infiniband/rxe0/ports/1/hw_counters/$c)"
 	done
+	echo
 }
 
 flap_ok()
