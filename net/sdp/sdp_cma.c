@@ -239,7 +239,7 @@ static int sdp_active_established(struct sdp_sock *ssk, struct rdma_cm_id *id,
 {
 	const struct sdp_hah *hah = ev->param.conn.private_data;
 	int mib = sdp_proto_check_hello_ack(hah, ev->param.conn.private_data_len);
-	int reason = 0;
+	int reason = 0, err;
 
 	if (mib) {
 		SDP_INC_STATS(sock_net(&ssk->sk), mib);
@@ -249,25 +249,24 @@ static int sdp_active_established(struct sdp_sock *ssk, struct rdma_cm_id *id,
 		reason = SDP_FB_RESOURCES;
 	}
 	if (ev->event == RDMA_CM_EVENT_CONNECT_RESPONSE) {
-		if (!reason && sdp_conn_rts(ssk->conn))
+		/*
+		 * The peer's REJ can come while we handle the REP (its child
+		 * died before our RTU): the CM leaves the REP's state at once,
+		 * and our QP's transitions (-ECONNREFUSED) or the RTU
+		 * (-EINVAL) fail. Refused, as when that REJ is our event.
+		 */
+		err = reason ? 0 : sdp_conn_rts(ssk->conn);
+		if (err == -ECONNREFUSED)
+			return SDP_FB_REJECTED;
+		if (err)
 			reason = SDP_FB_RESOURCES;
 		if (reason) {
 			rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
 			return reason;
 		}
-		/*
-		 * -EINVAL: the CM has left the REP's state, the peer's REJ
-		 * came while we handled the REP (its child died before our
-		 * RTU): refused, as when that REJ is our event.
-		 */
-		switch (rdma_accept(id, NULL)) {
-		case 0:
-			break;
-		case -EINVAL:
-			return SDP_FB_REJECTED;
-		default:
-			return SDP_FB_RESOURCES;
-		}
+		err = rdma_accept(id, NULL);
+		if (err)
+			return err == -EINVAL ? SDP_FB_REJECTED : SDP_FB_RESOURCES;
 	}
 	if (reason)
 		return reason;

@@ -202,8 +202,9 @@ static int sdp_qp_to(struct sdp_conn *c, enum ib_qp_state state)
 	int mask, err;
 
 	err = rdma_init_qp_attr(c->id, &attr, &mask);
+	/* -EINVAL: the CM has left the states this needs; a REJ came */
 	if (err)
-		return err;
+		return err == -EINVAL ? -ECONNREFUSED : err;
 	attr.qp_access_flags = 0;
 	attr.max_dest_rd_atomic = 0;
 	attr.max_rd_atomic = 0;
