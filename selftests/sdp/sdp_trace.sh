@@ -93,7 +93,10 @@ never_read()
 {
 	local addr srv
 	addr=$(sdp_socat_addr $SDP_A 7314)
-	timeout 30 socat -u EXEC:'sleep 6' "SOCKET-LISTEN:$fam:6:$addr,reuseaddr" &
+	# it reads only what a pipe to sleep holds, from its accept on (an
+	# EXEC first would start its clock before the listen, which took 6 s
+	# on the debug kernel)
+	timeout 30 socat -u "SOCKET-LISTEN:$fam:6:$addr,reuseaddr" EXEC:'sleep 6' &
 	srv=$!
 	sdp_wait_listen 7314 || return 1
 	head -c $((2 << 20)) /dev/zero | timeout 4 socat -u - "SOCKET-CONNECT:$fam:6:$addr"
