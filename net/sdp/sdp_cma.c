@@ -255,11 +255,13 @@ static int sdp_active_established(struct sdp_sock *ssk, struct rdma_cm_id *id,
 		 * and our QP's transitions (-ECONNREFUSED) or the RTU
 		 * (-EINVAL) fail. Refused, as when that REJ is our event.
 		 */
-		err = reason ? 0 : sdp_conn_rts(ssk->conn);
-		if (err == -ECONNREFUSED)
-			return SDP_FB_REJECTED;
-		if (err)
-			reason = SDP_FB_RESOURCES;
+		if (!reason) {
+			err = sdp_conn_rts(ssk->conn);
+			if (err == -ECONNREFUSED)
+				return SDP_FB_REJECTED;
+			if (err)
+				reason = SDP_FB_RESOURCES;
+		}
 		if (reason) {
 			rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
 			return reason;
