@@ -273,12 +273,13 @@ TEST(each_netns_sees_its_own)
 	static struct sdp_diag_row rows[MAX_ROWS];
 	struct sockaddr_storage ss;
 	int here, up[2], down[2], st, n;
-	unsigned int there;
+	unsigned int there, here_ino;
 	socklen_t len;
 	pid_t pid;
 
 	here = sdp_listener(sdp_family(), SDP_A, 4, &ss, &len);
 	ASSERT_LE(0, here);
+	here_ino = ino(here);
 	ASSERT_EQ(0, pipe(up));
 	ASSERT_EQ(0, pipe(down));
 	pid = fork();
@@ -303,7 +304,7 @@ TEST(each_netns_sees_its_own)
 		     r->m.sdiag_transport == SDP_TRANSPORT_TCP &&
 		     r->m.sdiag_fallback == SDP_FB_NO_RDMA_LISTEN;
 		for (i = 0; i < n; i++)
-			ok &= rows[i].m.sdiag_inode != ino(here);
+			ok &= rows[i].m.sdiag_inode != here_ino;
 		if (!ok)
 			fprintf(stderr, "# in tcponly: %d rows, ours %s: state %u transport %u reason %u\n",
 				n, r ? "found" : "missing", r ? r->m.sdiag_state : 0,
