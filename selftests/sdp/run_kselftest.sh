@@ -22,11 +22,13 @@ cd "$(dirname "$0")" || exit 1
 timeout_s=$(sed -n 's/^timeout=//p' settings)
 # scripts/debug-kernel's KASAN/lockdep kernel runs the suite about four
 # times slower (sdp_stream passed 600 s there)
+slow=1
 case $(uname -r) in
-*-sdp-debug) timeout_s=$((timeout_s * 4)) ;;
+*-sdp-debug) timeout_s=$((timeout_s * 4)) slow=10 ;;
 esac
-# sdp_soak's random_lives runs SDP_SOAK_SECS in each of its two variants
-timeout_s=$((${timeout_s:-300} + 2 * ${SDP_SOAK_SECS:-0}))
+# sdp_soak's random_lives runs SDP_SOAK_SECS in each of its two variants;
+# sdp_wire's random peer SDP_FUZZ_SECONDS, ten times that on the debug kernel
+timeout_s=$((${timeout_s:-300} + 2 * ${SDP_SOAK_SECS:-0} + slow * ${SDP_FUZZ_SECONDS:-0}))
 # scripts/check-guest's self-test sets its own
 timeout_s=${SDP_PROGRAM_TIMEOUT:-$timeout_s}
 if [ $# -gt 0 ]; then

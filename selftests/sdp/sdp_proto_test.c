@@ -418,12 +418,17 @@ static bool accepted_ok(const struct sdp_seq *s, const struct sdp_bsdh *h, u32 g
 	return !disconn || h->mid == SDP_MID_ABORT || (got == sizeof(*h) && !h->flags);
 }
 
+/* SDP_FUZZ_SECONDS bounds the next case, not a TEST()'s 30 s */
+FIXTURE(fuzz) {};
+FIXTURE_SETUP(fuzz) {}
+FIXTURE_TEARDOWN(fuzz) {}
+
 /*
  * For SDP_FUZZ_SECONDS: mutated good messages and random bytes at random
  * points of conversations, random Hellos and HelloAcks. Nothing accepted
  * breaks an invariant; ASan and UBSan watch every access.
  */
-TEST(fuzz_for_a_bounded_time)
+TEST_F_TIMEOUT(fuzz, for_a_bounded_time, 24 * 3600)
 {
 	const char *env = getenv("SDP_FUZZ_SECONDS");
 	time_t end = time(NULL) + (env ? atoi(env) : 2);

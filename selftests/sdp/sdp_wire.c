@@ -1029,9 +1029,16 @@ static bool fuzz_one(struct peer *p, struct fuzz *f)
 	return more;
 }
 
+/* SDP_FUZZ_SECONDS bounds the next case, not a TEST()'s 30 s */
+FIXTURE(random_peer) {};
+FIXTURE_SETUP(random_peer) {}
+FIXTURE_TEARDOWN(random_peer) {}
+
 /*
- * For SDP_FUZZ_SECONDS (default 10), connection after connection (every
- * other one the kernel's connect, the rest to its listener): a random
+ * For SDP_FUZZ_SECONDS (default 10, times sdp_slow(): the debug kernel got
+ * through 4 connections in 10 s, too few to be sure one stays alive),
+ * connection after connection (every other one the kernel's connect, the
+ * rest to its listener): a random
  * sequence of up to 32 messages, mostly good Data within credits, some
  * missteps (a random id, flipped header bits, wrong lengths, mseq gaps and
  * duplicates, acks from the future, bufs and flag lies, DisConn with data,
@@ -1041,10 +1048,10 @@ static bool fuzz_one(struct peer *p, struct fuzz *f)
  * exactly the start of what was sent. Afterwards the SDP sockets, QPs and
  * CQs are back to their counts, and a good connection goes over RDMA.
  */
-TEST(random_sequences_for_a_bounded_time)
+TEST_F_TIMEOUT(random_peer, sequences_for_a_bounded_time, 24 * 3600)
 {
 	const char *env = getenv("SDP_FUZZ_SECONDS");
-	double end = sdp_now() + (env ? atoi(env) : 10);
+	double end = sdp_now() + (env ? atoi(env) : 10) * sdp_slow();
 	static unsigned char got[64 << 20];
 	FIXTURE_DATA(evil_client) c = {};
 	struct fuzz f = { .sent = malloc(64 << 20) };
