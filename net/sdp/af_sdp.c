@@ -19,16 +19,14 @@
 #include <net/tcp.h>
 
 #include "sdp_sock.h"
-#include "sdp_conn.h"
 #include "sdp_fallback.h"
-#include "sdp_trace.h"
-
-int sdp_family = AF_INET_SDP;
-module_param_named(family, sdp_family, int, 0444);
-MODULE_PARM_DESC(family, "socket address family number to register (default 27, AF_INET_SDP)");
 
 
-struct proto sdp_proto = {
+
+static void sdp_release_cb(struct sock *sk);
+static struct proto_ops sdp_proto_ops;
+
+static struct proto sdp_proto = {
 	.name		= "SDP",
 	.owner		= THIS_MODULE,
 	.obj_size	= sizeof(struct sdp_sock),
@@ -45,19 +43,24 @@ struct proto sdp_proto = {
 	.keepalive	= sdp_set_keepalive,
 };
 
-/* Pairs with inet_sk_state_load() in poll (inet_sk_state_store is not exported). */
-void sdp_set_state(struct sock *sk, int state)
+/*
+ * release_sock(): what a kernel user's tcp_sock_set_*() wrote into the
+ * shadow, then the work completions and timers left to the owner.
+ */
+static void sdp_release_cb(struct sock *sk)
 {
-	int old = READ_ONCE(sk->sk_state);
+	struct sdp_sock *ssk = sdp_sk(sk);
 
-	if (old != state)
-		trace_sdp_state(sk, old, state, READ_ONCE(sdp_sk(sk)->transport));
-	smp_store_release(&sk->sk_state, state);
+	sdp_opts_apply(ssk);
+	if (test_and_clear_bit(SDP_F_DEFERRED, &ssk->flags))
+		sdp_sock_deferred(ssk);
+	sdp_conn_release_cb(ssk->conn);
 }
 
 static void sdp_sk_destruct(struct sock *sk)
 {
 	sdp_diag_del(sdp_sk(sk));
+	sdp_conn_free(sdp_sk(sk)->conn);
 	kfree(sdp_sk(sk)->policy);
 	/* the rings gave back all they charged; SO_RESERVE_MEM's goes too */
 	WARN_ON_ONCE(atomic_read(&sk->sk_rmem_alloc));
@@ -66,8 +69,10 @@ static void sdp_sk_destruct(struct sock *sk)
 	sk_sockets_allocated_dec(sk);
 }
 
-struct sdp_sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern)
+/* A socket with its connection, each part set up by its own file. */
+static struct sdp_sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern)
 {
+	struct sdp_conn *conn;
 	struct sdp_sock *ssk;
 	struct sock *sk;
 
@@ -75,8 +80,14 @@ struct sdp_sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern)
 	     sk_alloc(net, sdp_family, GFP_KERNEL, &sdp_proto, kern);
 	if (!sk)
 		return NULL;
+	conn = sdp_conn_alloc(sk, GFP_KERNEL);
+	if (!conn) {
+		sk_free(sk);
+		return NULL;
+	}
 	sock_init_data(sock, sk);
 	ssk = sdp_sk(sk);
+	ssk->conn = conn;
 	sk->sk_type = SOCK_STREAM;
 	sk->sk_protocol = IPPROTO_TCP;
 	sk->sk_state = TCP_CLOSE;
@@ -86,94 +97,12 @@ struct sdp_sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern)
 	sk->sk_write_space = sdp_write_space;
 	sk->sk_destruct = sdp_sk_destruct;
 	sk_sockets_allocated_inc(sk);
-	INIT_LIST_HEAD(&ssk->syn_q);
-	INIT_LIST_HEAD(&ssk->accept_q);
-	INIT_LIST_HEAD(&ssk->listen_item);
-	INIT_LIST_HEAD(&ssk->child);
-	INIT_LIST_HEAD(&ssk->half_open_item);
-	sdp_cm_init(ssk);
 	sdp_listen_init(ssk);
-	sdp_teardown_init(ssk);
-	timer_setup(&ssk->cork_timer, sdp_cork_timer, 0);
-	timer_setup(&ssk->credit_timer, sdp_credit_timer, 0);
-	timer_setup(&ssk->fin_timer, sdp_fin_timer, 0);
+	sdp_close_init(ssk);
 	timer_setup(sdp_ka_timer(ssk), sdp_keepalive_timer, 0);
-	timer_setup(&ssk->tx_timer, sdp_tx_timer, 0);
 	sdp_fb_init(ssk);
 	sdp_diag_add(ssk);
 	return ssk;
-}
-
-/*
- * Create the native socket, or replace it by one of another family while
- * nothing is bound. It holds a netns reference like a user socket, since TCP
- * may keep it alive after we let it go. SOL_TCP settings come from
- * @parent (a listener), or from ours (the shadow).
- */
-int sdp_tcp_create(struct sdp_sock *ssk, int family, const struct sdp_sock *parent)
-{
-	struct net *net = sock_net(&ssk->sk);
-	struct socket *tcp, *old;
-	int err;
-
-	err = sdp_fault(SDP_FAULT_TCP) ? -ENOBUFS :
-	      sock_create_kern(net, family, SOCK_STREAM, IPPROTO_TCP, &tcp);
-	if (err)
-		return err;
-	tcp->sk->sk_net_refcnt = 1;
-	get_net_track(net, &tcp->sk->ns_tracker, GFP_KERNEL);
-	sock_inuse_add(net, 1);
-
-	old = ssk->tcp;
-	ssk->tcp = tcp;
-	sdp_tcp_sync(ssk);
-	if (parent)
-		sdp_tcp_inherit(ssk, parent);
-	if (old) {
-		sdp_fb_detach(ssk, old);
-		sock_release(old);
-	}
-	/* A socket the program holds: TCP wakes its waiters (see fallback). */
-	if (ssk->sk.sk_socket)
-		sdp_fb_attach(ssk);
-	sdp_tcp_refresh(ssk);
-	return 0;
-}
-
-/*
- * A child takes its listener's socket-level settings, as TCP's clones do:
- * a kernel user's callbacks and sk_user_data included (unless marked
- * SK_USER_DATA_NOCOPY), so that its sk_state_change sees the child
- * established before accept(), as drivers such as DRBD wait for.
- */
-void sdp_inherit_sk(struct sdp_sock *child, struct sdp_sock *parent)
-{
-	struct sock *csk = &child->sk, *psk = &parent->sk;
-
-	read_lock_bh(&psk->sk_callback_lock);
-	csk->sk_data_ready = psk->sk_data_ready;
-	csk->sk_write_space = psk->sk_write_space;
-	csk->sk_state_change = psk->sk_state_change;
-	csk->sk_error_report = psk->sk_error_report;
-	if (!sk_user_data_is_nocopy(psk))
-		csk->sk_user_data = psk->sk_user_data;
-	read_unlock_bh(&psk->sk_callback_lock);
-	csk->sk_allocation = psk->sk_allocation;
-	sdp_memcg_inherit(csk, psk);
-
-	csk->sk_userlocks = psk->sk_userlocks & (SOCK_SNDBUF_LOCK | SOCK_RCVBUF_LOCK);
-	csk->sk_sndbuf = psk->sk_sndbuf;
-	csk->sk_rcvbuf = psk->sk_rcvbuf;
-	csk->sk_rcvlowat = psk->sk_rcvlowat;
-	csk->sk_rcvtimeo = psk->sk_rcvtimeo;
-	csk->sk_sndtimeo = psk->sk_sndtimeo;
-	csk->sk_lingertime = psk->sk_lingertime;
-	csk->sk_priority = psk->sk_priority;
-	csk->sk_mark = psk->sk_mark;
-	csk->sk_bound_dev_if = psk->sk_bound_dev_if;
-	sock_valbool_flag(csk, SOCK_LINGER, sock_flag(psk, SOCK_LINGER));
-	sock_valbool_flag(csk, SOCK_KEEPOPEN, sock_flag(psk, SOCK_KEEPOPEN));
-	sock_valbool_flag(csk, SOCK_URGINLINE, sock_flag(psk, SOCK_URGINLINE));
 }
 
 /*
@@ -198,9 +127,10 @@ static struct sdp_sock *sdp_child_new(struct sdp_sock *lssk)
 	return child;
 }
 
-static int sdp_new_port(struct sdp_sock *ssk, int family)
+/* A request came to a listener: its queues decide, a child takes it. */
+static struct sdp_conn *sdp_request(struct sock *lsk, struct sdp_req *req)
 {
-	return sdp_tcp_create(ssk, family, NULL);
+	return sdp_listen_request(sdp_sk(lsk), req, sdp_child_new);
 }
 
 static int sdp_release(struct socket *sock)
@@ -246,30 +176,6 @@ static bool sdp_policy_listen_tcp(struct sdp_sock *ssk)
 }
 
 /*
- * A new listener listens over RDMA too, unlocked (sdp_cm_listen()); then
- * it serves RDMA, or TCP only and counts why.
- */
-static void sdp_listen_arm(struct sdp_sock *ssk)
-{
-	struct sock *sk = &ssk->sk;
-	int err = sdp_cm_listen(ssk);
-
-	lock_sock(sk);
-	if (err != -ECONNABORTED && sdp_listening(ssk)) {
-		/* A reuseport group's port: served by the id's holder. */
-		if (err && !sdp_reuseport_held(ssk, err))
-			sdp_fb_listener(ssk, SDP_FB_NO_RDMA_LISTEN);
-		else
-			sdp_fb_listening(ssk);
-	}
-	release_sock(sk);
-	clear_and_wake_up_bit(SDP_F_ARMING, &ssk->flags);
-	/* Short of memory now, maybe not in a moment: it tries again. */
-	if (err == -ENOMEM)
-		sdp_listeners_rearm();
-}
-
-/*
  * lock_sock(), once a listener's stop and a listen() of the closed socket
  * are over: TCP holds the lock throughout both, ours drops it meanwhile
  * (sdp_listen_stop(); sdp_rdma_reset() and rdma_listen()). A connect()
@@ -292,6 +198,8 @@ static void sdp_lock_settled(struct sdp_sock *ssk)
 		wait_on_bit(&ssk->flags, bit, TASK_UNINTERRUPTIBLE);
 	}
 }
+
+static void sdp_rdma_reset(struct sdp_sock *ssk);
 
 /* inet_listen(): the native socket listens too (it holds the port). */
 static int sdp_listen(struct socket *sock, int backlog)
@@ -343,6 +251,35 @@ out:
 	return err;
 }
 
+/*
+ * A plain TCP client of the listener's native socket (@flags: O_NONBLOCK).
+ * The SDP socket first: without memory for it, accept() fails and the
+ * client stays queued for the next one, as TCP's would.
+ */
+static int sdp_accept_tcp(struct sdp_sock *lssk, struct socket *newsock, int flags,
+			  bool kern)
+{
+	struct sdp_sock *child;
+	int err;
+
+	if ((flags & O_NONBLOCK) && !sdp_fb_pending(lssk))
+		return -EAGAIN;
+	child = sdp_sk_alloc(sock_net(&lssk->sk), newsock, kern);
+	if (!child)
+		return -ENOMEM;
+	err = sdp_fb_accept(lssk, child, flags);
+	if (err) {
+		newsock->sk = NULL;
+		child->sk.sk_socket = NULL;
+		sock_put(&child->sk);
+		return err;
+	}
+	newsock->ops = &sdp_proto_ops;
+	newsock->state = SS_CONNECTED;
+	sdp_fb_attach(child);
+	return 0;
+}
+
 static int sdp_accept(struct socket *sock, struct socket *newsock,
 		      struct proto_accept_arg *arg)
 {
@@ -355,7 +292,7 @@ static int sdp_accept(struct socket *sock, struct socket *newsock,
 
 	if (sdp_fb(ssk)) {
 		sdp_fb_sync(ssk);
-		return sdp_fb_accept(ssk, newsock, arg->flags, arg->kern);
+		return sdp_accept_tcp(ssk, newsock, arg->flags, arg->kern);
 	}
 	lock_sock(sk);
 	err = -EINVAL;
@@ -366,7 +303,7 @@ static int sdp_accept(struct socket *sock, struct socket *newsock,
 	while (!(child = sdp_accept_dequeue(ssk))) {
 		DEFINE_WAIT_FUNC(wait, woken_wake_function);
 
-		err = sdp_fb_accept(ssk, newsock, O_NONBLOCK, arg->kern);
+		err = sdp_accept_tcp(ssk, newsock, O_NONBLOCK, arg->kern);
 		if (err != -EAGAIN)
 			goto out;
 		if (!timeo)
@@ -375,7 +312,7 @@ static int sdp_accept(struct socket *sock, struct socket *newsock,
 		if (signal_pending(current))
 			goto out;
 		add_wait_queue(sk_sleep(sk), &wait);
-		sk_wait_event(sk, &timeo, !list_empty(&ssk->accept_q) ||
+		sk_wait_event(sk, &timeo, !list_empty(&ssk->lsn.accept_q) ||
 			      sdp_fb_pending(ssk) ||
 			      sk->sk_state != TCP_LISTEN, &wait);
 		remove_wait_queue(sk_sleep(sk), &wait);
@@ -421,20 +358,18 @@ static long sdp_wait_for_connect(struct sock *sk, long timeo)
  * Forget a previous connection's RDMA state before connecting or listening
  * again. Drops the lock meanwhile: callers claim the socket first.
  */
-void sdp_rdma_reset(struct sdp_sock *ssk)
+static void sdp_rdma_reset(struct sdp_sock *ssk)
 {
 	unsigned long keep = BIT(SDP_F_DEFERRED) | BIT(SDP_F_ARMING);
 	struct sock *sk = &ssk->sk;
 	unsigned long flags;
 
-	sdp_conn_free(ssk);
+	sdp_conn_release(ssk->conn);
 	release_sock(sk);
 	flush_work(&ssk->teardown_work);
-	if (cancel_delayed_work_sync(&ssk->retry_work))
-		sock_put(sk);
-	sdp_cm_destroy(ssk);
+	sdp_fb_cancel(ssk);
+	sdp_cm_destroy(ssk->conn);
 	lock_sock(sk);
-	ssk->syn_retries = 0;
 	/*
 	 * listen() claimed the socket (SDP_F_ARMING) before calling us; the
 	 * others are set with set_bit() from softirq and timers meanwhile.
@@ -442,10 +377,9 @@ void sdp_rdma_reset(struct sdp_sock *ssk)
 	flags = READ_ONCE(ssk->flags);
 	while (!try_cmpxchg(&ssk->flags, &flags, flags & keep))
 		;
-	ssk->transport = SDP_TRANSPORT_NONE;
+	sdp_fb_reset(ssk);
+	sdp_conn_reset(ssk->conn);
 	sock_reset_flag(sk, SOCK_DONE);
-	memset(&ssk->saddr, 0, sizeof(ssk->saddr));
-	memset(&ssk->daddr, 0, sizeof(ssk->daddr));
 }
 
 /*
@@ -456,8 +390,8 @@ void sdp_rdma_reset(struct sdp_sock *ssk)
 static int sdp_fb_connect_on(struct socket *sock, int flags, int err, long timeo)
 {
 	struct sdp_sock *ssk = sdp_sk(sock->sk);
-	int ret = sdp_fb_connect(sock, (struct sockaddr *)&ssk->fb_addr,
-				 ssk->fb_addrlen, flags, timeo);
+	int ret = sdp_fb_connect(sock, (struct sockaddr *)&ssk->fb.addr,
+				 ssk->fb.addrlen, flags, timeo);
 
 	return ret == -EALREADY ? err : ret;
 }
@@ -500,8 +434,7 @@ static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int addr_len
 		err = sdp_addr_from_user(ssk, uaddr, addr_len, &dst, true);
 		if (err < 0)
 			goto out;
-		memcpy(&ssk->fb_addr, &dst, sizeof(dst));
-		ssk->fb_addrlen = err;
+		sdp_fb_target(ssk, &dst, err);
 		/* Claimed: concurrent connect() calls now see EALREADY. */
 		sock->state = SS_CONNECTING;
 		sdp_set_state(sk, TCP_SYN_SENT);
@@ -517,7 +450,7 @@ static int sdp_connect(struct socket *sock, struct sockaddr *uaddr, int addr_len
 		sdp_tcp_sync(ssk);
 		reason = sdp_fb_reason_now(ssk, &dst);
 		if (!reason) {
-			reason = sdp_cm_connect(ssk, &dst);
+			reason = sdp_connect_rdma(ssk, &dst);
 			if (!reason) {
 				sdp_fb_arm(ssk);
 				err = -EINPROGRESS;
@@ -576,6 +509,7 @@ static int sdp_getname(struct socket *sock, struct sockaddr *uaddr, int peer)
 {
 	struct sock *sk = sock->sk;
 	struct sdp_sock *ssk = sdp_sk(sk);
+	const struct sockaddr_storage *addr;
 	int len;
 
 	if (sdp_fb(ssk)) {
@@ -583,14 +517,15 @@ static int sdp_getname(struct socket *sock, struct sockaddr *uaddr, int peer)
 		return ssk->tcp->ops->getname(ssk->tcp, uaddr, peer);
 	}
 	lock_sock(sk);
+	addr = sdp_conn_addr(ssk->conn, peer);
 	if (peer) {
 		len = -ENOTCONN;
 		if (((1 << sk->sk_state) & (TCPF_CLOSE | TCPF_SYN_SENT | TCPF_LISTEN)) &&
-		    (peer == 1 || !ssk->daddr.ss_family))
+		    (peer == 1 || !addr->ss_family))
 			goto out;
-		len = sdp_addr_to_user(ssk, &ssk->daddr, uaddr);
-	} else if (ssk->saddr.ss_family) {
-		len = sdp_addr_to_user(ssk, &ssk->saddr, uaddr);
+		len = sdp_addr_to_user(ssk, addr, uaddr);
+	} else if (addr->ss_family) {
+		len = sdp_addr_to_user(ssk, addr, uaddr);
 	} else {
 		len = kernel_getsockname(ssk->tcp, uaddr);
 	}
@@ -625,7 +560,7 @@ static __poll_t sdp_poll(struct file *file, struct socket *sock, poll_table *wai
 	state = inet_sk_state_load(sk);
 	if (state == TCP_LISTEN) {
 		mask = ssk->tcp->ops->poll(file, ssk->tcp, NULL) & (EPOLLIN | EPOLLRDNORM);
-		if (!list_empty_careful(&ssk->accept_q))
+		if (!list_empty_careful(&ssk->lsn.accept_q))
 			mask |= EPOLLIN | EPOLLRDNORM;
 		return mask;
 	}
@@ -653,7 +588,7 @@ static __poll_t sdp_poll(struct file *file, struct socket *sock, poll_table *wai
 		} else {
 			mask |= EPOLLOUT | EPOLLWRNORM;
 		}
-		if (READ_ONCE(ssk->urg_data) & SDP_URG_VALID)
+		if (READ_ONCE(sdp_view(ssk)->urg_data) & SDP_URG_VALID)
 			mask |= EPOLLPRI;
 	}
 	smp_rmb();
@@ -680,19 +615,19 @@ static int sdp_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
 		if (sk->sk_state == TCP_LISTEN)
 			return -EINVAL;
 		lock_sock(sk);
-		sdp_flush(ssk);
+		sdp_conn_flush(ssk->conn);
 		if (cmd == SIOCINQ)
-			answ = sdp_inq(ssk);
+			answ = sdp_conn_inq(ssk->conn);
 		else if (cmd == SIOCOUTQ)
-			answ = READ_ONCE(ssk->tx_unacked);
+			answ = READ_ONCE(sdp_view(ssk)->tx_unacked);
 		else
-			answ = READ_ONCE(ssk->tx_unsent);
+			answ = READ_ONCE(sdp_view(ssk)->tx_unsent);
 		release_sock(sk);
 		break;
 	case SIOCATMARK:
 		lock_sock(sk);
-		sdp_flush(ssk);
-		answ = sdp_at_mark(ssk);
+		sdp_conn_flush(ssk->conn);
+		answ = sdp_conn_at_mark(ssk->conn);
 		release_sock(sk);
 		break;
 	default:
@@ -762,7 +697,7 @@ static int sdp_mmap(struct file *file, struct socket *sock,
 	return -ENODEV;
 }
 
-struct proto_ops sdp_proto_ops = {
+static struct proto_ops sdp_proto_ops = {
 	.owner		= THIS_MODULE,
 	.release	= sdp_release,
 	.bind		= sdp_bind,
@@ -818,19 +753,21 @@ static struct net_proto_family sdp_family_ops = {
 };
 
 static const struct sdp_upcalls sdp_upcalls = {
-	.state		= sdp_set_state,
+	.established	= sdp_fb_established,
 	.done		= sdp_done,
 	.error		= sdp_conn_error,
-	.abort		= sdp_abort,
+	.lost		= sdp_lost,
 	.peer_disconn	= sdp_peer_disconn,
 	.disconn_sent	= sdp_disconn_sent,
-	.opts		= sdp_opts_apply,
+	.data_ready	= sdp_data_ready,
 	.fallback	= sdp_fb_or_fail,
-	.attempt	= sdp_fb_arm,
-	.new_port	= sdp_new_port,
-	.child		= sdp_child_new,
-	.destroy	= sdp_destroy,
-	.teardown	= sdp_schedule_teardown,
+	.busy		= sdp_fb_busy,
+	.listening	= sdp_listening_up,
+	.request	= sdp_request,
+	.child_established = sdp_child_established,
+	.child_failed	= sdp_child_failed,
+	.user_timeout	= sdp_user_timeout,
+	.rearm		= sdp_listeners_rearm,
 };
 
 static int __init sdp_init(void)
@@ -853,7 +790,7 @@ static int __init sdp_init(void)
 	err = proto_register(&sdp_proto, 1);
 	if (err)
 		goto out_netns;
-	err = sdp_dev_init(&sdp_upcalls);
+	err = sdp_transport_init(&sdp_upcalls);
 	if (err)
 		goto out_proto;
 	/* sock_diag's before the family: no socket exists until the module is up */
@@ -874,7 +811,7 @@ static int __init sdp_init(void)
 	return 0;
 
 out_dev:
-	sdp_dev_exit();
+	sdp_transport_exit();
 out_proto:
 	proto_unregister(&sdp_proto);
 out_netns:
@@ -892,7 +829,7 @@ static void __exit sdp_exit(void)
 	sdp_debug_exit();
 	sdp_listen_exit();
 	/* Sockets pin the module: none exist, so no connection does. */
-	sdp_dev_exit();
+	sdp_transport_exit();
 	proto_unregister(&sdp_proto);
 	sdp_netns_exit();
 	sdp_mem_exit();

@@ -1,15 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Sockets Direct Protocol: closing.
- *
- * The TCP states name where a connection is (they are what SO_ACCEPTCONN,
- * TCP_INFO and /proc show): DisConn is SDP's FIN, sent after the last byte;
- * Abort is its RST. A connection is over when both DisConns are through (ours
- * completed, the peer's received) or on an Abort, a QP error or a timeout;
- * then the QP is disconnected. A closed socket's RDMA resources linger until
- * that point (bounded by tcp_fin_timeout, as TCP's orphans are) and are
- * freed in process context. A socket still open keeps its receive ring so
- * that data which arrived before the end stays readable.
+ * Sockets Direct Protocol: closing (the states a connection ends through
+ * are in sdp_sock.c). A closed socket's RDMA resources linger until the
+ * connection is over (bounded by tcp_fin_timeout, as TCP's orphans are)
+ * and are freed in process context. A socket still open keeps its receive
+ * ring so that data which arrived before the end stays readable.
  */
 #include <linux/net.h>
 #include <net/tcp.h>
@@ -17,9 +12,7 @@
 #include <linux/delay.h>
 
 #include "sdp_sock.h"
-#include "sdp_conn.h"
 #include "sdp_fallback.h"
-#include "sdp_trace.h"
 
 /* Where DisConn takes us, or 0 if it is not ours to send. */
 static int sdp_state_after_send_shutdown(int state)
@@ -37,120 +30,12 @@ static int sdp_state_after_send_shutdown(int state)
 /* shutdown(SHUT_WR) or close(): DisConn once the queued data is posted. */
 void sdp_shutdown_send(struct sock *sk)
 {
-	struct sdp_sock *ssk = sdp_sk(sk);
 	int state = sdp_state_after_send_shutdown(sk->sk_state);
 
 	if (!state)
 		return;
 	sdp_set_state(sk, state);
-	set_bit(SDP_F_SEND_DISCONN, &ssk->flags);
-	sdp_tx_push(ssk, true);
-}
-
-/* Both DisConns are through: an orderly end. */
-static void sdp_finish(struct sdp_sock *ssk)
-{
-	sdp_done(&ssk->sk, 0);
-}
-
-/* Our DisConn completed: the peer has it. */
-void sdp_disconn_sent(struct sdp_sock *ssk)
-{
-	struct sock *sk = &ssk->sk;
-
-	switch (sk->sk_state) {
-	case TCP_FIN_WAIT1:
-		sdp_set_state(sk, TCP_FIN_WAIT2);
-		if (!sock_flag(sk, SOCK_DEAD))
-			sk->sk_state_change(sk);
-		break;
-	case TCP_CLOSING:
-	case TCP_LAST_ACK:
-		sdp_finish(ssk);
-		break;
-	}
-}
-
-/* The peer's DisConn: end of its data. */
-void sdp_peer_disconn(struct sdp_sock *ssk)
-{
-	struct sock *sk = &ssk->sk;
-
-	SDP_INC_STATS(sock_net(sk), SDP_MIB_DISCONN_RCVD);
-	WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | RCV_SHUTDOWN);
-	sock_set_flag(sk, SOCK_DONE);
-	switch (sk->sk_state) {
-	case TCP_SYN_RECV:
-	case TCP_ESTABLISHED:
-		sdp_set_state(sk, TCP_CLOSE_WAIT);
-		break;
-	case TCP_FIN_WAIT1:
-		sdp_set_state(sk, TCP_CLOSING);
-		break;
-	case TCP_FIN_WAIT2:
-		sdp_finish(ssk);
-		return;
-	}
-	if (!sock_flag(sk, SOCK_DEAD)) {
-		sk->sk_state_change(sk);
-		sk_wake_async(sk, SOCK_WAKE_WAITD,
-			      sk->sk_shutdown == SHUTDOWN_MASK ? POLL_HUP : POLL_IN);
-	}
-}
-
-/*
- * The connection is over (@err 0 for an orderly end or a local abort):
- * wake everybody and disconnect the QP from process context.
- */
-void sdp_done(struct sock *sk, int err)
-{
-	struct sdp_sock *ssk = sdp_sk(sk);
-
-	if (err)
-		WRITE_ONCE(sk->sk_err, err);
-	sdp_set_state(sk, TCP_CLOSE);
-	WRITE_ONCE(sk->sk_shutdown, SHUTDOWN_MASK);
-	sock_set_flag(sk, SOCK_DONE);
-	clear_bit(SDP_F_SEND_DISCONN, &ssk->flags);
-	sk_stop_timer(sk, &ssk->cork_timer);
-	sk_stop_timer(sk, &ssk->credit_timer);
-	sk_stop_timer(sk, &ssk->fin_timer);
-	sk_stop_timer(sk, sdp_ka_timer(ssk));
-	sk_stop_timer(sk, &ssk->tx_timer);
-	ssk->tx_waiting = false;
-	sk_stop_timer(sk, &ssk->conn_timer);
-	sdp_update_counts(ssk);
-	if (!sock_flag(sk, SOCK_DEAD)) {
-		sk->sk_state_change(sk);
-		if (err)
-			sk_error_report(sk);
-	}
-	sdp_schedule_teardown(ssk);
-}
-
-/* Reset the connection: Abort to the peer if it can take one, then done. */
-void sdp_abort(struct sdp_sock *ssk, int err)
-{
-	if (ssk->sk.sk_state == TCP_CLOSE)
-		return;
-	sdp_post_abort(ssk);
-	sdp_done(&ssk->sk, err);
-}
-
-/* The peer broke the protocol or the QP failed. */
-void sdp_conn_error(struct sdp_sock *ssk, int err, int mib)
-{
-	trace_sdp_conn_error(&ssk->sk, sdp_mib_name(mib), err);
-	SDP_INC_STATS(sock_net(&ssk->sk), mib);
-	sdp_abort(ssk, err);
-}
-
-/* An orphan lingered past tcp_fin_timeout. */
-void sdp_fin_timer(struct timer_list *t)
-{
-	struct sdp_sock *ssk = from_timer(ssk, t, fin_timer);
-
-	sdp_timer_event(ssk, SDP_F_FIN_TIMEOUT);
+	sdp_conn_shutdown(sdp_sk(sk)->conn);
 }
 
 /*
@@ -165,13 +50,11 @@ void sdp_destroy(struct sdp_sock *ssk)
 	if (test_and_set_bit(SDP_F_DESTROYED, &ssk->flags))
 		return;
 	lock_sock(sk);
-	sdp_conn_free(ssk);
-	sk_stop_timer(sk, &ssk->cork_timer);
-	sk_stop_timer(sk, &ssk->credit_timer);
+	sdp_conn_release(ssk->conn);
+	sdp_conn_stop(ssk->conn);
 	sk_stop_timer(sk, &ssk->fin_timer);
 	sk_stop_timer(sk, sdp_ka_timer(ssk));
-	sk_stop_timer(sk, &ssk->tx_timer);
-	sk_stop_timer(sk, &ssk->conn_timer);
+	sk_stop_timer(sk, &ssk->fb.conn_timer);
 	release_sock(sk);
 	/*
 	 * Not the _sync variants for these two: a child is destroyed from its
@@ -179,35 +62,26 @@ void sdp_destroy(struct sdp_sock *ssk)
 	 * mutexes). One already running holds its own reference and, finding
 	 * the socket closed, does nothing; ids have one owner (sdp_cm_destroy).
 	 */
-	if (cancel_work(&ssk->fb_work))
-		sock_put(sk);
-	if (cancel_delayed_work(&ssk->retry_work))
-		sock_put(sk);
+	sdp_fb_stop(ssk);
 	/*
 	 * A child's queue works use its parent, which goes below: waited for.
 	 * They take only the listener's lock, never held here, and destroy no id.
 	 */
-	if (cancel_delayed_work_sync(&ssk->accept_work))
-		sock_put(sk);
-	if (cancel_delayed_work_sync(&ssk->syn_work))
-		sock_put(sk);
-	sdp_cm_destroy(ssk);
+	sdp_child_stop(ssk);
+	sdp_cm_destroy(ssk->conn);
 	tcp = xchg(&ssk->tcp, NULL);
 	if (tcp) {
 		sdp_fb_detach(ssk, tcp);
 		sock_release(tcp);
 	}
-	if (ssk->parent) {
-		sock_put(&ssk->parent->sk);
-		ssk->parent = NULL;
-	}
+	sdp_child_release(ssk);
 	sock_put(sk);
 }
 
 static bool sdp_unread(struct sdp_sock *ssk)
 {
-	sdp_flush(ssk);
-	return sdp_conn_unread(ssk);
+	sdp_conn_flush(ssk->conn);
+	return sdp_conn_unread(ssk->conn);
 }
 
 static void sdp_teardown_work(struct work_struct *work)
@@ -226,7 +100,7 @@ static void sdp_teardown_work(struct work_struct *work)
 	 */
 	for (i = 0; i < 100; i++) {
 		lock_sock(sk);
-		busy = sdp_conn_ctrl_busy(ssk);
+		busy = sdp_conn_ctrl_busy(ssk->conn);
 		release_sock(sk);
 		if (!busy)
 			break;
@@ -238,8 +112,8 @@ static void sdp_teardown_work(struct work_struct *work)
 	 * under its lock first, lets go of the parent: held before unlocking.
 	 */
 	lock_sock(sk);
-	sdp_cm_disconnect(ssk);
-	lssk = sock_flag(sk, SOCK_DEAD) ? NULL : ssk->parent;
+	sdp_cm_disconnect(ssk->conn);
+	lssk = sock_flag(sk, SOCK_DEAD) ? NULL : ssk->child.parent;
 	if (lssk)
 		sock_hold(&lssk->sk);
 	release_sock(sk);
@@ -254,28 +128,23 @@ static void sdp_teardown_work(struct work_struct *work)
 	 * QPs and rings until accept()).
 	 */
 	lock_sock(sk);
-	release = ssk->transport == SDP_TRANSPORT_TCP ||
-		  (ssk->parent && READ_ONCE(ssk->queue) == SDP_Q_ACCEPT && !sdp_unread(ssk));
+	release = sdp_fb(ssk) ||
+		  (ssk->child.parent && READ_ONCE(ssk->child.queue) == SDP_Q_ACCEPT &&
+		   !sdp_unread(ssk));
 	if (release)
-		sdp_conn_free(ssk);
+		sdp_conn_release(ssk->conn);
 	release_sock(sk);
 	if (release)
-		sdp_cm_destroy(ssk);
+		sdp_cm_destroy(ssk->conn);
 	if (sock_flag(sk, SOCK_DEAD))
 		sdp_destroy(ssk);
 	sock_put(sk);
 }
 
-void sdp_teardown_init(struct sdp_sock *ssk)
+void sdp_close_init(struct sdp_sock *ssk)
 {
 	INIT_WORK(&ssk->teardown_work, sdp_teardown_work);
-}
-
-void sdp_schedule_teardown(struct sdp_sock *ssk)
-{
-	sock_hold(&ssk->sk);
-	if (!queue_work(sdp_wq, &ssk->teardown_work))
-		sock_put(&ssk->sk);
+	timer_setup(&ssk->fin_timer, sdp_fin_timer, 0);
 }
 
 /* shutdown(SHUT_RD) of a listener, or disconnect of a connecting socket. */

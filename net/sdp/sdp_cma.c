@@ -2,15 +2,20 @@
 /*
  * Sockets Direct Protocol: connection management over rdma_cm.
  *
- * Active side: resolve address and route, create the QP and post receives,
- * then connect with the Hello in the CM REQ private data; the HelloAck comes
- * back in the REP. The passive side is in sdp_listen.c; both share the event
- * handler below.
+ * Active side: the socket layer gives the connection an id bound to its
+ * port and has it resolve the destination; route resolved, the QP is
+ * created and receives posted, then the Hello goes in the CM REQ private
+ * data and the HelloAck comes back in the REP. Passive side: a listener's
+ * id gets each request; its Hello is checked here, the socket layer
+ * decides whether a child takes it (its queues, sdp_listen.c), and the
+ * child's connection is accepted with a HelloAck. Every id's events come
+ * to sdp_cm_handler(), with the connection as their context.
  */
 #define pr_fmt(fmt) "sdp: " fmt
 
 #include <linux/in.h>
 #include <linux/in6.h>
+#include <linux/jhash.h>
 #include <net/ipv6.h>
 #include <rdma/ib_cm.h>
 
@@ -36,192 +41,103 @@ int sdp_conn_param(struct rdma_cm_id *id, struct rdma_conn_param *p,
 }
 
 /*
- * The connection is up: record its addresses. Only a socket still
- * connecting becomes ESTABLISHED: a passive child may have had its peer's
- * DisConn or Abort before the event.
+ * The connection is up: record what tests and tools need to find its
+ * packets (SDP_INFO, sock_diag), tell the socket, and take in whatever
+ * arrived before this event.
  */
-void sdp_established(struct sdp_sock *ssk, struct rdma_cm_id *id)
+static void sdp_established(struct sdp_conn *c, struct rdma_cm_id *id)
 {
-	struct sock *sk = &ssk->sk;
+	struct sock *sk = c->sk;
 	struct ib_qp_init_attr init;
 	struct ib_qp_attr attr;
 
-	/* For SDP_INFO and sock_diag: what tests and tools need to find our packets. */
-	if (ssk->conn && !ib_query_qp(ssk->conn->qp, &attr, IB_QP_PATH_MTU | IB_QP_DEST_QPN,
-				      &init)) {
-		ssk->conn->path_mtu = ib_mtu_enum_to_int(attr.path_mtu);
-		ssk->conn->dest_qpn = attr.dest_qp_num;
+	if (c->v.live) {
+		if (!ib_query_qp(c->qp, &attr, IB_QP_PATH_MTU | IB_QP_DEST_QPN, &init)) {
+			c->path_mtu = ib_mtu_enum_to_int(attr.path_mtu);
+			c->dest_qpn = attr.dest_qp_num;
+		}
+		c->port_num = id->port_num;
 	}
-	if (ssk->conn)
-		ssk->conn->port_num = id->port_num;
-
-	memcpy(&ssk->saddr, &id->route.addr.src_addr, sizeof(ssk->saddr));
-	memcpy(&ssk->daddr, &id->route.addr.dst_addr, sizeof(ssk->daddr));
-	ssk->transport = SDP_TRANSPORT_RDMA;
-	sk_stop_timer(sk, &ssk->conn_timer);
+	memcpy(&c->saddr, &id->route.addr.src_addr, sizeof(c->saddr));
+	memcpy(&c->daddr, &id->route.addr.dst_addr, sizeof(c->daddr));
 	SDP_INC_STATS(sock_net(sk), SDP_MIB_ESTABLISHED);
-	if ((1 << sk->sk_state) & (TCPF_SYN_SENT | TCPF_SYN_RECV))
-		sdp_up->state(sk, TCP_ESTABLISHED);
-	ssk->rx_stamp = jiffies;
-	sdp_keepalive_reset(ssk);
-	/* Whatever arrived before this event. */
-	sdp_flush(ssk);
+	c->rx_stamp = jiffies;
+	sdp_up->established(sk);
+	sdp_conn_flush(c);
 	if (!sock_flag(sk, SOCK_DEAD)) {
 		sk->sk_state_change(sk);
 		sk_wake_async(sk, SOCK_WAKE_IO, POLL_OUT);
 	}
 }
 
-/*
- * Bind @id to the address and port the native socket holds, so that the
- * connection's port is taken in the TCP port space as in rdma_cm's: the two
- * agree, and no TCP socket (or SDP listener) can take a port a connection
- * uses. An unbound socket is bound here; if rdma_cm already has that port
- * (another rdma_cm user, or one of our ids that outlives its native socket),
- * a fresh native socket tries another. rdma_cm says EADDRNOTAVAIL rather
- * than EADDRINUSE when either binding is a wildcard, as ours is.
- */
-static int sdp_cm_bind_src(struct sdp_sock *ssk, struct rdma_cm_id *id,
-			   const struct sockaddr_storage *dst)
-{
-	bool chosen = inet_sk(ssk->tcp->sk)->inet_num;
-	struct sockaddr_storage src;
-	int tries, err, family;
-
-	for (tries = 0; tries < SDP_BIND_TRIES; tries++) {
-		family = ssk->tcp->sk->sk_family;
-		if (!chosen) {
-			memset(&src, 0, sizeof(src));
-			src.ss_family = family;
-			err = kernel_bind(ssk->tcp, (struct sockaddr *)&src,
-					  family == AF_INET6 ? sizeof(struct sockaddr_in6) :
-							       sizeof(struct sockaddr_in));
-			if (err)
-				return err;
-		}
-		err = kernel_getsockname(ssk->tcp, (struct sockaddr *)&src);
-		if (err < 0)
-			return err;
-		sdp_addr_unmap(&src);
-		if (src.ss_family != dst->ss_family) {
-			/* A dual-stack wildcard bind going to an IPv4 peer. */
-			struct sockaddr_in sin = {
-				.sin_family = AF_INET,
-				.sin_port = ((struct sockaddr_in6 *)&src)->sin6_port,
-			};
-
-			memset(&src, 0, sizeof(src));
-			memcpy(&src, &sin, sizeof(sin));
-		}
-		if (ssk->sk.sk_reuse)
-			rdma_set_reuseaddr(id, 1);
-		err = rdma_bind_addr(id, (struct sockaddr *)&src);
-		if ((err != -EADDRINUSE && err != -EADDRNOTAVAIL) || chosen)
-			return err;
-		err = sdp_up->new_port(ssk, family);
-		if (err)
-			return err;
-	}
-	return -EADDRINUSE;
-}
-
-/* An id for the socket's events, holding a reference to it. */
-static struct rdma_cm_id *sdp_cm_create_id(struct sdp_sock *ssk)
+/* An id for the connection's events, holding a reference to its socket. */
+static struct rdma_cm_id *sdp_cm_create_id(struct sdp_conn *c)
 {
 	struct rdma_cm_id *id;
 
 	id = sdp_fault(SDP_FAULT_CM_ID) ? ERR_PTR(-ENOMEM) :
-	     rdma_create_id(sock_net(&ssk->sk), sdp_cm_handler, ssk,
-			    RDMA_PS_TCP, IB_QPT_RC);
+	     rdma_create_id(sock_net(c->sk), sdp_cm_handler, c, RDMA_PS_TCP, IB_QPT_RC);
 	if (!IS_ERR(id))
-		sock_hold(&ssk->sk);
+		sock_hold(c->sk);
 	return id;
 }
 
-/* A new id for the socket, which owns it (and its reference) from now on. */
-static struct rdma_cm_id *sdp_cm_new_id(struct sdp_sock *ssk)
+/*
+ * A new id for a connect, which the connection owns (with its reference)
+ * from now on: through the netdev SO_BINDTODEVICE names, as TCP's connect
+ * goes, and with @tos (IP_TOS, IPV6_TCLASS) as the traffic class of the
+ * route rdma_cm resolves: RoCE puts it in every packet's IP header, the
+ * peer's queue pair takes it from our request. 0 leaves the device's.
+ */
+int sdp_cm_new(struct sdp_conn *c, int bound_dev_if, u8 tos)
 {
 	struct rdma_cm_id *id;
 
-	if (WARN_ON_ONCE(ssk->id))
-		return ERR_PTR(-EBUSY);
-	id = sdp_cm_create_id(ssk);
-	if (!IS_ERR(id))
-		ssk->id = id;
-	return id;
-}
-
-/*
- * IP_TOS (IPV6_TCLASS towards IPv6) becomes the traffic class of the route
- * rdma_cm resolves: RoCE puts it in every packet's IP header, the peer's
- * queue pair takes it from our request. 0, TCP's default, leaves the
- * device's default class.
- */
-static void sdp_cm_set_tos(struct sdp_sock *ssk, struct rdma_cm_id *id)
-{
-	struct sock *t = ssk->tcp->sk;
-	u8 tos;
-
-	if (ssk->daddr.ss_family == AF_INET6)
-		tos = READ_ONCE(inet6_sk(t)->tclass);
-	else
-		tos = READ_ONCE(inet_sk(t)->tos);
+	if (WARN_ON_ONCE(c->id))
+		return -EBUSY;
+	id = sdp_cm_create_id(c);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	id->route.addr.dev_addr.bound_dev_if = bound_dev_if;
 	if (tos)
 		rdma_set_service_type(id, tos);
-}
-
-/*
- * Start connecting to @dst (in the socket's family); events continue in
- * sdp_cm_handler(). rdma_cm gets IPv4 destinations as sockaddr_in. 0, or
- * why it could not start (enum sdp_fallback_reason): memory, or a port
- * rdma_cm's other users hold (sdp_cm_bind_src()), is our own lack, not the
- * destination's, and the negative cache must not learn it.
- */
-int sdp_cm_connect(struct sdp_sock *ssk, const struct sockaddr_storage *dst)
-{
-	struct rdma_cm_id *id = sdp_cm_new_id(ssk);
-	int err;
-
-	if (IS_ERR(id))
-		return SDP_FB_RESOURCES;
-	memcpy(&ssk->daddr, dst, sizeof(ssk->daddr));
-	sdp_addr_unmap(&ssk->daddr);
-	/* SO_BINDTODEVICE: rdma_cm routes through it, as TCP's connect does. */
-	id->route.addr.dev_addr.bound_dev_if = READ_ONCE(ssk->sk.sk_bound_dev_if);
-	sdp_cm_set_tos(ssk, id);
-	err = sdp_cm_bind_src(ssk, id, &ssk->daddr);
-	if (!err)
-		err = rdma_resolve_addr(id, NULL, (struct sockaddr *)&ssk->daddr,
-					SDP_RESOLVE_TIMEOUT_MS);
-	if (err == -EADDRINUSE || err == -EADDRNOTAVAIL)
-		return SDP_FB_PORT;
-	if (err == -ENOMEM)
-		return SDP_FB_RESOURCES;
-	if (err)
-		return SDP_FB_NO_DEVICE;
-	SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_ACTIVE_OPENS);
+	c->id = id;
 	return 0;
 }
 
-static int sdp_cm_route_resolved(struct sdp_sock *ssk, struct rdma_cm_id *id)
+/* Bind the id to @src (the native socket's address and port). */
+int sdp_cm_bind(struct sdp_conn *c, const struct sockaddr_storage *src, bool reuse)
+{
+	if (reuse)
+		rdma_set_reuseaddr(c->id, 1);
+	return rdma_bind_addr(c->id, (struct sockaddr *)src);
+}
+
+/* Start connecting to @dst (IPv4 as sockaddr_in); events go on in sdp_cm_handler(). */
+int sdp_cm_resolve(struct sdp_conn *c, const struct sockaddr_storage *dst)
+{
+	memcpy(&c->daddr, dst, sizeof(c->daddr));
+	return rdma_resolve_addr(c->id, NULL, (struct sockaddr *)&c->daddr,
+				 SDP_RESOLVE_TIMEOUT_MS);
+}
+
+static int sdp_cm_route_resolved(struct sdp_conn *c, struct rdma_cm_id *id)
 {
 	struct rdma_conn_param param;
-	struct sdp_conn *c;
 	struct sdp_hh hh;
 	int err;
 
-	err = sdp_conn_create(ssk, id, U32_MAX);
+	err = sdp_conn_setup(c, U32_MAX);
 	if (err)
 		return err;
-	c = ssk->conn;
 	sdp_proto_hello(&hh, sdp_conn_hello_bufs(c), c->rcv_size,
-			ssk->daddr.ss_family == AF_INET6);
+			c->daddr.ss_family == AF_INET6);
 	err = sdp_conn_param(id, &param, &hh, sizeof(hh));
 	if (err)
 		return err;
 	param.qp_num = c->qp->qp_num;
-	memcpy(&ssk->saddr, &id->route.addr.src_addr, sizeof(ssk->saddr));
-	ssk->syn_sent = jiffies;
+	memcpy(&c->saddr, &id->route.addr.src_addr, sizeof(c->saddr));
+	c->req_sent = jiffies;
 	return rdma_connect_locked(id, &param);
 }
 
@@ -234,7 +150,7 @@ static int sdp_cm_route_resolved(struct sdp_sock *ssk, struct rdma_cm_id *id)
  * ours waits in its accept queue, reset, while we fall back).
  * 0, or why we fall back (enum sdp_fallback_reason).
  */
-static int sdp_active_established(struct sdp_sock *ssk, struct rdma_cm_id *id,
+static int sdp_active_established(struct sdp_conn *c, struct rdma_cm_id *id,
 				  const struct rdma_cm_event *ev)
 {
 	const struct sdp_hah *hah = ev->param.conn.private_data;
@@ -242,9 +158,9 @@ static int sdp_active_established(struct sdp_sock *ssk, struct rdma_cm_id *id,
 	int reason = 0, err;
 
 	if (mib) {
-		SDP_INC_STATS(sock_net(&ssk->sk), mib);
+		SDP_INC_STATS(sock_net(c->sk), mib);
 		reason = SDP_FB_VERSION;
-	} else if (sdp_conn_start(ssk->conn, be32_to_cpu(hah->actrcvsz),
+	} else if (sdp_conn_start(c, be32_to_cpu(hah->actrcvsz),
 				  be16_to_cpu(hah->bsdh.bufs))) {
 		reason = SDP_FB_RESOURCES;
 	}
@@ -256,7 +172,7 @@ static int sdp_active_established(struct sdp_sock *ssk, struct rdma_cm_id *id,
 		 * (-EINVAL) fail. Refused, as when that REJ is our event.
 		 */
 		if (!reason) {
-			err = sdp_conn_rts(ssk->conn);
+			err = sdp_conn_rts(c);
 			if (err == -ECONNREFUSED)
 				return SDP_FB_REJECTED;
 			if (err)
@@ -272,7 +188,7 @@ static int sdp_active_established(struct sdp_sock *ssk, struct rdma_cm_id *id,
 	}
 	if (reason)
 		return reason;
-	sdp_established(ssk, id);
+	sdp_established(c, id);
 	return 0;
 }
 
@@ -306,91 +222,6 @@ static u8 sdp_cm_rej_reason(struct rdma_cm_id *id, struct rdma_cm_event *ev,
 	return sdp_proto_check_rej(data, len, retry_ms);
 }
 
-/* After the listener's word on when a place frees: its timer's latency. */
-#define SDP_RETRY_SLACK		(HZ / 4)
-
-/*
- * Locked, refused as busy: past the time TCP's connect() gives up
- * (TCP_USER_TIMEOUT, TCP_SYNCNT, tcp_syn_retries), fail as it does.
- */
-static bool sdp_cm_syn_expired(struct sdp_sock *ssk)
-{
-	if (time_before(jiffies, ssk->syn_deadline))
-		return false;
-	SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_CONNECT_FAILED);
-	sdp_up->done(&ssk->sk, ETIMEDOUT);
-	return true;
-}
-
-/*
- * A busy SDP listener refused us: try again after TCP's SYN retransmit
- * delays (1 s, 2 s, 4 s, ...), but no sooner than twice the time the
- * refusal took; or sooner when the listener said a place frees sooner (a
- * peer holding its queue with connections it never completes then delays
- * us until their syn_timeout_ms, not beyond); and no later than TCP's
- * deadline. That deadline, not a count of refusals, ends it: such hints
- * make refusals come faster than retransmissions.
- *
- * A slow refusal means requests queue at the listener's CM, which serves
- * them one at a time (a dropped SYN costs TCP nothing; a refused request
- * costs the CM a connection id and a reject). A request that waits there
- * past the CM's response timeout (about 6 s) is sent again, and each copy
- * that arrives after the refusal is a new request: retrying on TCP's
- * schedule regardless would keep that queue past the timeout for good.
- */
-static void sdp_cm_retry_later(struct sdp_sock *ssk, u32 retry_ms)
-{
-	struct sock *sk = &ssk->sk;
-	unsigned long now = jiffies;
-	unsigned long delay = min_t(unsigned long, HZ << min_t(u8, ssk->syn_retries, 7),
-				    TCP_RTO_MAX);
-
-	sk_stop_timer(sk, &ssk->conn_timer);
-	if (sdp_cm_syn_expired(ssk))
-		return;
-	delay = max(delay, 2 * (now - ssk->syn_sent));
-	if (retry_ms)
-		delay = min(delay, msecs_to_jiffies(retry_ms) + SDP_RETRY_SLACK);
-	delay = min(delay, ssk->syn_deadline - now);
-	if (ssk->syn_retries < U8_MAX)
-		ssk->syn_retries++;
-	SDP_INC_STATS(sock_net(sk), SDP_MIB_CONNECT_RETRIES);
-	sock_hold(sk);
-	if (!queue_delayed_work(sdp_wq, &ssk->retry_work, delay))
-		sock_put(sk);
-}
-
-static void sdp_cm_retry_work(struct work_struct *work)
-{
-	struct sdp_sock *ssk = container_of(to_delayed_work(work), struct sdp_sock,
-					    retry_work);
-	struct sock *sk = &ssk->sk;
-	int reason;
-
-	lock_sock(sk);
-	if (sk->sk_state == TCP_SYN_SENT && !sdp_fb(ssk) && !sdp_cm_syn_expired(ssk)) {
-		/* A new id for the new attempt, on the same port. */
-		sdp_conn_free(ssk);
-		release_sock(sk);
-		sdp_cm_destroy(ssk);
-		lock_sock(sk);
-		if (sk->sk_state == TCP_SYN_SENT && !sdp_fb(ssk) && !ssk->id) {
-			reason = sdp_cm_connect(ssk, &ssk->fb_addr);
-			if (reason)
-				sdp_up->fallback(ssk, reason);
-			else
-				sdp_up->attempt(ssk);
-		}
-	}
-	release_sock(sk);
-	sock_put(sk);
-}
-
-void sdp_cm_init(struct sdp_sock *ssk)
-{
-	INIT_DELAYED_WORK(&ssk->retry_work, sdp_cm_retry_work);
-}
-
 /*
  * Why a failed RDMA connect falls back (enum sdp_fallback_reason); @rej is
  * an SDP listener's reason for refusing our Hello, 0 for nobody listening.
@@ -414,29 +245,161 @@ static int sdp_cm_fb_reason(struct rdma_cm_event *ev, u8 rej)
 	}
 }
 
-static int sdp_cm_device_removal(struct sdp_sock *ssk, struct rdma_cm_id *id)
+/*
+ * Refuse @id's request, saying why (enum sdp_rej_reason) and, if busy, when
+ * to try again; counted.
+ */
+static void sdp_req_reject(struct sock *lsk, struct rdma_cm_id *id, u8 reason,
+			   u32 retry_ms)
 {
-	struct sock *sk = &ssk->sk;
+	struct sdp_rej rej;
+
+	sdp_proto_rej(&rej, reason, retry_ms);
+	SDP_INC_STATS(sock_net(lsk), SDP_MIB_REJECT_SENT);
+	rdma_reject(id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
+}
+
+/*
+ * The socket layer's child takes the request: its id (and the reference
+ * the id holds), and the Hello it came with.
+ */
+void sdp_conn_take_req(struct sdp_conn *c, const struct sdp_req *req)
+{
+	c->peer_hh = *(const struct sdp_hh *)req->hello;
+	c->passive = true;
+	sock_hold(c->sk);
+	c->id = req->id;
+	c->id->context = c;
+}
+
+/* ... or gives it back, unanswered: rdma_cm destroys the id (handler returns 1). */
+void sdp_conn_drop_req(struct sdp_conn *c)
+{
+	c->id = NULL;
+	sock_put(c->sk);
+}
+
+/* Accept the child over RDMA, inside its CONNECT_REQUEST event. */
+static int sdp_passive_accept(struct sdp_conn *c)
+{
+	const struct sdp_hh *hh = &c->peer_hh;
+	struct sock *sk = c->sk;
+	struct rdma_conn_param param;
+	struct sdp_hah hah;
+	int err;
+
+	lock_sock(sk);
+	err = -ECONNABORTED;
+	if (sk->sk_state != TCP_SYN_RECV)
+		goto out;
+	/* our memory: the peer may wish for smaller buffers, not larger */
+	err = sdp_fault(SDP_FAULT_ACCEPT) ? -ENOMEM :
+	      sdp_conn_setup(c, be32_to_cpu(hh->desremrcvsz));
+	if (err)
+		goto out;
+	sdp_proto_hello_ack(&hah, sdp_conn_hello_bufs(c), c->rcv_size, hh->ipv_cap);
+	err = sdp_conn_start(c, be32_to_cpu(hh->localrcvsz),
+			     be16_to_cpu(hh->bsdh.bufs));
+	if (err)
+		goto out;
+	err = sdp_conn_param(c->id, &param, &hah, sizeof(hah));
+	if (!err)
+		err = sdp_conn_rts(c);
+	if (!err) {
+		param.qp_num = c->qp->qp_num;
+		err = rdma_accept(c->id, &param);
+	}
+	if (!err)
+		SDP_INC_STATS(sock_net(sk), SDP_MIB_PASSIVE_OPENS);
+out:
+	if (err)
+		sdp_conn_release(c);
+	release_sock(sk);
+	return err;
+}
+
+/*
+ * A request on the listener @lc's id (@id is the request's own): its Hello
+ * is judged here, the socket layer's queues decide, and a child's
+ * connection is accepted. 1: refused, rdma_cm destroys @id.
+ */
+static int sdp_cm_req(struct sdp_conn *lc, struct rdma_cm_id *id,
+		      const struct rdma_cm_event *ev)
+{
+	const struct sockaddr *peer = (const struct sockaddr *)&id->route.addr.dst_addr;
+	struct sdp_req req = {
+		.id = id,
+		.hello = ev->param.conn.private_data,
+		.local = id->route.addr.src_addr,
+		.peer = id->route.addr.dst_addr,
+		.ifindex = id->route.addr.dev_addr.bound_dev_if,
+		/* (each refused client hears of one place: sdp_listen.c) */
+		.who = jhash(peer, rdma_addr_size(peer), 0) | 1,
+	};
+	struct sdp_conn *c;
+	u8 reason;
+	int err;
+
+	sdp_addr_unmap(&req.local);
+	sdp_addr_unmap(&req.peer);
+	reason = sdp_proto_check_hello(ev->param.conn.private_data,
+				       ev->param.conn.private_data_len);
+	req.bad_hello = reason;
+	c = sdp_up->request(lc->sk, &req);
+	if (c) {
+		/*
+		 * The child is the listener's now: failures go through its
+		 * queue. Short of resources, say so: the client falls back
+		 * for this one connection instead of taking the port for
+		 * TCP-only (an id destroyed unanswered sends a bare reject).
+		 */
+		err = sdp_passive_accept(c);
+		if (err) {
+			if (err != -ECONNABORTED)
+				sdp_req_reject(c->sk, id, SDP_REJ_NOMEM, 0);
+			sdp_up->child_failed(c->sk, -err);
+		}
+		return 0;
+	}
+	switch (req.verdict) {
+	case SDP_VERDICT_IGNORE:
+		rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
+		return 1;
+	case SDP_VERDICT_BAD_HELLO:
+		SDP_INC_STATS(sock_net(lc->sk), SDP_MIB_BAD_HELLO);
+		break;
+	case SDP_VERDICT_BUSY:
+		reason = SDP_REJ_BUSY;
+		break;
+	default:
+		reason = SDP_REJ_NOMEM;
+		break;
+	}
+	sdp_req_reject(lc->sk, id, reason, req.retry_ms);
+	return 1;
+}
+
+static int sdp_cm_device_removal(struct sdp_conn *c, struct rdma_cm_id *id)
+{
+	struct sock *sk = c->sk;
 	bool mine;
 
 	lock_sock(sk);
-	if (ssk->conn && ssk->conn->id == id)
-		sdp_conn_free(ssk);
+	if (c->v.live && c->id == id)
+		sdp_conn_release(c);
 	/* A listener's id not listening yet: its armer destroys it at once. */
-	if (ssk->arming == id)
-		ssk->arming = NULL;
-	mine = cmpxchg(&ssk->id, id, NULL) == id;
+	if (c->arming == id)
+		c->arming = NULL;
+	mine = cmpxchg(&c->id, id, NULL) == id;
 	if (mine) {
-		set_bit(SDP_F_CM_GONE, &ssk->flags);
-		if (sk->sk_state != TCP_CLOSE && sk->sk_state != TCP_LISTEN &&
-		    !sdp_fb(ssk))
-			sdp_up->done(sk, ECONNRESET);
+		set_bit(SDP_C_CM_GONE, &c->flags);
+		sdp_up->lost(sk);
 	}
 	release_sock(sk);
 	if (mine) {
 		/* A child the listener still holds goes with its device. */
-		if (ssk->parent)
-			sdp_child_drop(ssk, ECONNRESET);
+		if (c->passive)
+			sdp_up->child_failed(sk, ECONNRESET);
 		sock_put(sk);
 	}
 	/* Non-zero: rdma_cm destroys the id (we own it and nobody else will). */
@@ -447,19 +410,19 @@ static int sdp_cm_device_removal(struct sdp_sock *ssk, struct rdma_cm_id *id)
  * The peer disconnected: move our QP to error too, so that its flushed
  * receives tell an orderly end (DisConn came first) from a reset.
  */
-static void sdp_cm_disconnected(struct sdp_sock *ssk, struct rdma_cm_id *id)
+static void sdp_cm_disconnected(struct sdp_conn *c, struct rdma_cm_id *id)
 {
-	if (!test_and_set_bit(SDP_F_CM_GONE, &ssk->flags)) {
-		sdp_conn_qp_err(ssk->conn);
+	if (!test_and_set_bit(SDP_C_CM_GONE, &c->flags)) {
+		sdp_conn_qp_err(c);
 		rdma_disconnect(id);
 	}
-	sdp_flush(ssk);
+	sdp_conn_flush(c);
 }
 
 static int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 {
-	struct sdp_sock *ssk = id->context;
-	struct sock *sk = &ssk->sk;
+	struct sdp_conn *c = id->context;
+	struct sock *sk = c->sk;
 	u32 retry_ms;
 	bool child;
 	int err, reason;
@@ -467,17 +430,17 @@ static int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 
 	trace_sdp_cm_event(sk, rdma_event_msg(ev->event), ev->status);
 	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
-		return sdp_cm_req(ssk, id, ev);
+		return sdp_cm_req(c, id, ev);
 	if (ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL)
-		return sdp_cm_device_removal(ssk, id);
+		return sdp_cm_device_removal(c, id);
 
 	lock_sock(sk);
-	if (READ_ONCE(ssk->id) != id) {
+	if (READ_ONCE(c->id) != id) {
 		release_sock(sk);
 		return 0;
 	}
 	/* A child answers to its listener's queues until accept(). */
-	child = ssk->parent;
+	child = c->passive;
 
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
@@ -487,26 +450,26 @@ static int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		if (ev->event == RDMA_CM_EVENT_ADDR_RESOLVED) {
 			err = rdma_resolve_route(id, SDP_RESOLVE_TIMEOUT_MS);
 			if (err)
-				sdp_up->fallback(ssk, SDP_FB_NO_ROUTE);
+				sdp_up->fallback(sk, SDP_FB_NO_ROUTE);
 		} else {
-			err = sdp_cm_route_resolved(ssk, id);
+			err = sdp_cm_route_resolved(c, id);
 			if (err)
-				sdp_up->fallback(ssk, SDP_FB_RESOURCES);
+				sdp_up->fallback(sk, SDP_FB_RESOURCES);
 		}
 		break;
 	case RDMA_CM_EVENT_CONNECT_RESPONSE:
 	case RDMA_CM_EVENT_ESTABLISHED:
 		if (child) {
 			if (sk->sk_state != TCP_CLOSE)
-				sdp_established(ssk, id);
+				sdp_established(c, id);
 			release_sock(sk);
-			sdp_passive_established(ssk);
+			sdp_up->child_established(sk);
 			return 0;
 		}
 		if (sk->sk_state == TCP_SYN_SENT) {
-			reason = sdp_active_established(ssk, id, ev);
+			reason = sdp_active_established(c, id, ev);
 			if (reason)
-				sdp_up->fallback(ssk, reason);
+				sdp_up->fallback(sk, reason);
 		}
 		break;
 	case RDMA_CM_EVENT_ADDR_ERROR:
@@ -516,7 +479,7 @@ static int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_REJECTED:
 		if (child) {
 			release_sock(sk);
-			sdp_child_drop(ssk, sdp_cm_errno(ev));
+			sdp_up->child_failed(sk, sdp_cm_errno(ev));
 			return 0;
 		}
 		if (ev->event == RDMA_CM_EVENT_REJECTED &&
@@ -538,19 +501,19 @@ static int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 			break;
 		rej = sdp_cm_rej_reason(id, ev, &retry_ms);
 		if (rej == SDP_REJ_BUSY)
-			sdp_cm_retry_later(ssk, retry_ms);
+			sdp_up->busy(sk, retry_ms, jiffies - c->req_sent);
 		else
-			sdp_up->fallback(ssk, sdp_cm_fb_reason(ev, rej));
+			sdp_up->fallback(sk, sdp_cm_fb_reason(ev, rej));
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		/*
 		 * Only a peer whose connect completed sends a DREQ, maybe
-		 * before our established event: a child still on syn_q then
-		 * ends in the accept queue, reset (sdp_child_ended()).
+		 * before our established event: a child still on its
+		 * listener's syn queue then ends in the accept queue, reset.
 		 */
 		if (child)
-			set_bit(SDP_F_PEER_UP, &ssk->flags);
-		sdp_cm_disconnected(ssk, id);
+			set_bit(SDP_C_PEER_UP, &c->flags);
+		sdp_cm_disconnected(c, id);
 		break;
 	default:
 		break;
@@ -560,91 +523,80 @@ static int sdp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 }
 
 /*
- * Listen over RDMA on the address and port the native socket holds; called
- * unlocked by whoever set SDP_F_ARMING under the lock (listen(), the re-arm
- * work), who clears it once it has noted the result: until then a stop
- * waits (sdp_listen_stop()), and so do connect() and listen() of the
- * closed socket listen() claimed. rdma_listen() runs unlocked: a wildcard
- * listen that fails half way destroys the ids it made, waiting for their
- * handlers, and sdp_cm_req() takes the listener's lock in them. Meanwhile
- * the id is only ssk->arming, which nobody else destroys (a device removal
- * tells us by clearing it); it becomes ssk->id once it listens, if the
- * socket still does (else -ECONNABORTED). Requests may arrive on it before:
- * sdp_cm_req() serves them.
+ * Listen over RDMA on @addr (the native listener's, IPv4 unmapped);
+ * called unlocked by whoever claimed the listener's arming (the socket
+ * layer), so that nobody else stops it meanwhile. rdma_listen() runs
+ * unlocked: a wildcard listen that fails half way destroys the ids it
+ * made, waiting for their handlers, and sdp_cm_req() runs in them.
+ * Meanwhile the id is only c->arming, which nobody else destroys (a
+ * device removal tells us by clearing it); it becomes c->id once it
+ * listens, if the socket still does (else -ECONNABORTED; *@listened says
+ * whether rdma_listen() had worked). Requests may arrive on it before.
  */
-int sdp_cm_listen(struct sdp_sock *ssk)
+int sdp_cm_listen(struct sdp_conn *c, const struct sockaddr_storage *addr,
+		  bool afonly, bool reuse, int backlog, bool *listened)
 {
-	struct sock *sk = &ssk->sk;
-	struct sockaddr_storage addr;
+	struct sock *sk = c->sk;
 	struct rdma_cm_id *id;
-	bool rearm = false;
-	int backlog, err;
+	int err;
 
-	id = sdp_cm_create_id(ssk);
-	if (IS_ERR(id)) {
-		err = PTR_ERR(id);
-		id = NULL;
-		goto out;
-	}
-	lock_sock(sk);
-	err = sdp_listening(ssk) ? kernel_getsockname(ssk->tcp, (struct sockaddr *)&addr) :
-				   -ECONNABORTED;
-	if (err < 0) {
-		release_sock(sk);
-		goto out;
-	}
-	sdp_addr_unmap(&addr);
-	if (addr.ss_family == AF_INET6)
-		rdma_set_afonly(id, ipv6_only_sock(ssk->tcp->sk));
-	if (sk->sk_reuse)
+	*listened = false;
+	id = sdp_cm_create_id(c);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	if (addr->ss_family == AF_INET6)
+		rdma_set_afonly(id, afonly);
+	if (reuse)
 		rdma_set_reuseaddr(id, 1);
-	backlog = sk->sk_max_ack_backlog;
-	ssk->arming = id;
+	lock_sock(sk);
+	c->arming = id;
 	release_sock(sk);
 
-	err = rdma_bind_addr(id, (struct sockaddr *)&addr);
+	err = rdma_bind_addr(id, (struct sockaddr *)addr);
 	if (!err)
 		err = rdma_listen(id, backlog);
+	*listened = !err;
 
 	lock_sock(sk);
-	if (!sdp_listening(ssk)) {
-		/* shut down meanwhile: its reuseport group may take the port */
-		rearm = !err && sk->sk_reuseport;
+	if (!sdp_up->listening(sk)) {
 		err = -ECONNABORTED;
-	} else if (ssk->arming != id) {
+	} else if (c->arming != id) {
 		err = -ENODEV;
-	} else if (!err && !WARN_ON_ONCE(ssk->id)) {
-		ssk->id = id;
+	} else if (!err && !WARN_ON_ONCE(c->id)) {
+		c->id = id;
 		id = NULL;
 	}
-	ssk->arming = NULL;
+	c->arming = NULL;
 	release_sock(sk);
-out:
 	if (id) {
 		rdma_destroy_id(id);
 		sock_put(sk);
 	}
-	if (rearm)
-		sdp_listeners_rearm();
 	return err;
 }
 
-/* Disconnect the QP, once: its work requests flush, the peer is told. */
-void sdp_cm_disconnect(struct sdp_sock *ssk)
+/* Does the connection hold an id (a listener: does it listen over RDMA)? */
+bool sdp_cm_has_id(const struct sdp_conn *c)
 {
-	if (ssk->conn && !test_and_set_bit(SDP_F_CM_GONE, &ssk->flags)) {
-		sdp_conn_qp_err(ssk->conn);
-		rdma_disconnect(ssk->conn->id);
+	return READ_ONCE(c->id);
+}
+
+/* Disconnect the QP, once: its work requests flush, the peer is told. */
+void sdp_cm_disconnect(struct sdp_conn *c)
+{
+	if (c->v.live && !test_and_set_bit(SDP_C_CM_GONE, &c->flags)) {
+		sdp_conn_qp_err(c);
+		rdma_disconnect(c->id);
 	}
 }
 
-/* Destroy the id; never with lock_sock() held (handlers take it). */
-void sdp_cm_destroy(struct sdp_sock *ssk)
+/* Destroy the id; never with the socket locked (handlers take the lock). */
+void sdp_cm_destroy(struct sdp_conn *c)
 {
-	struct rdma_cm_id *id = xchg(&ssk->id, NULL);
+	struct rdma_cm_id *id = xchg(&c->id, NULL);
 
 	if (!id)
 		return;
 	rdma_destroy_id(id);
-	sock_put(&ssk->sk);
+	sock_put(c->sk);
 }

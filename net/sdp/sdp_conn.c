@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Sockets Direct Protocol: a connection's RDMA resources and the engine that
- * turns their completions into socket state.
+ * Sockets Direct Protocol: a connection's life and its RDMA resources.
  *
  * Every connection has one RC QP and one CQ polled in softirq. A receive
  * buffer is reposted only when the reader has emptied it, so credits are
@@ -19,13 +18,30 @@
 #define pr_fmt(fmt) "sdp: " fmt
 
 #include <linux/log2.h>
-#include <linux/mm.h>
-#include <linux/percpu_counter.h>
 #include <linux/slab.h>
+#include <linux/tcp.h>
+#include <linux/sdp.h>
 
 #include "sdp_rdma.h"
 
-static_assert(SDP_IBDEV_NAME_MAX == IB_DEVICE_NAME_MAX);
+struct sdp_conn *sdp_conn_alloc(struct sock *sk, gfp_t gfp)
+{
+	struct sdp_conn *c = kzalloc(sizeof(*c), gfp);
+
+	if (!c)
+		return NULL;
+	c->sk = sk;
+	INIT_LIST_HEAD(&c->dev_item);
+	sdp_tx_timers_init(c);
+	return c;
+}
+
+/* The socket's end: its teardown released the resources and the id. */
+void sdp_conn_free(struct sdp_conn *c)
+{
+	WARN_ON_ONCE(c->v.live || c->id);
+	kfree(c);
+}
 
 static u32 sdp_ring_size(struct sock *sk, int buf, int lock, unsigned int def,
 			 u32 size)
@@ -52,149 +68,12 @@ static void sdp_qp_event(struct ib_event *event, void *context)
 }
 
 /*
- * Ring buffers are socket memory, charged as TCP charges its queues: to all
- * SDP sockets' total (net.sdp.mem, in pages, as /proc/net/protocols shows
- * it) and to the socket's memory cgroup; receive buffers also to
- * sk_rmem_alloc, and send buffers filled and not yet completed to
- * sk_wmem_queued (the two kept for reuse are not in flight, as TCP's queue
- * is empty once all is acknowledged). The peer's use makes the receive ring
- * grow; past the hard limit, or the cgroup's, it does not, and a new
- * connection cannot start. A sender waits, as TCP's, while its bytes in
- * flight reach SO_SNDBUF, or for memory. The control ring, a few bytes per
- * connection like the socket itself, is kernel memory of the cgroup.
- */
-atomic_long_t sdp_memory_allocated;
-DEFINE_PER_CPU(int, sdp_memory_per_cpu_fw_alloc);
-unsigned long sdp_memory_pressure;
-struct percpu_counter sdp_sockets_allocated;
-long sdp_sysctl_mem[3];
-/* [0]: what a socket may hold under memory pressure (the core reads no more) */
-int sdp_sysctl_rmem[3] = { SDP_RX_START_BUFS * SDP_BUF_SIZE };
-int sdp_sysctl_wmem[3] = { SDP_TX_KEEP_BUFS * SDP_BUF_SIZE };
-
-/*
- * Past the pressure limit a socket's charge is refused beyond its share of
- * the high limit (its sockets_allocated fraction), as TCP's.
- */
-void sdp_enter_memory_pressure(struct sock *sk)
-{
-	WRITE_ONCE(sdp_memory_pressure, 1);
-}
-
-void sdp_leave_memory_pressure(struct sock *sk)
-{
-	WRITE_ONCE(sdp_memory_pressure, 0);
-}
-
-/* TCP's defaults (tcp_init_mem()): a sixteenth of memory before the limits. */
-int sdp_mem_init(void)
-{
-	unsigned long limit = max(nr_free_buffer_pages() / 16, 128UL);
-
-	sdp_sysctl_mem[0] = limit / 4 * 3;
-	sdp_sysctl_mem[1] = limit;
-	sdp_sysctl_mem[2] = sdp_sysctl_mem[0] * 2;
-	return percpu_counter_init(&sdp_sockets_allocated, 0, GFP_KERNEL);
-}
-
-void sdp_mem_exit(void)
-{
-	percpu_counter_destroy(&sdp_sockets_allocated);
-}
-
-/* How a buffer is charged: to the socket (receive or send), or the cgroup. */
-enum sdp_mem { SDP_MEM_RX, SDP_MEM_TX, SDP_MEM_KERNEL };
-
-static enum dma_data_direction sdp_mem_dir(enum sdp_mem mem)
-{
-	return mem == SDP_MEM_RX ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
-}
-
-static bool sdp_mem_charge(struct sock *sk, u32 size, enum sdp_mem mem)
-{
-	if (mem == SDP_MEM_KERNEL)
-		return true;
-	if ((int)size > sk->sk_forward_alloc &&
-	    !__sk_mem_schedule(sk, size, mem == SDP_MEM_RX ? SK_MEM_RECV : SK_MEM_SEND))
-		return false;
-	sk_mem_charge(sk, size);
-	if (mem == SDP_MEM_RX)
-		atomic_add(size, &sk->sk_rmem_alloc);
-	return true;
-}
-
-static void sdp_mem_uncharge(struct sock *sk, u32 size, enum sdp_mem mem)
-{
-	if (mem == SDP_MEM_KERNEL)
-		return;
-	if (mem == SDP_MEM_RX)
-		atomic_sub(size, &sk->sk_rmem_alloc);
-	sk_mem_uncharge(sk, size);
-}
-
-static int sdp_map(struct sdp_conn *c, void **buf, u64 *dma, u32 size,
-		   enum sdp_mem mem, gfp_t gfp)
-{
-	struct ib_device *dev = c->sdev->ibdev;
-	struct sock *sk = &c->ssk->sk;
-
-	static const enum sdp_fault site[] = {
-		[SDP_MEM_RX] = SDP_FAULT_RX_BUF, [SDP_MEM_TX] = SDP_FAULT_TX_BUF,
-		[SDP_MEM_KERNEL] = SDP_FAULT_KMEM_BUF,
-	};
-
-	if (sdp_fault(site[mem]) || !sdp_mem_charge(sk, size, mem))
-		return -ENOMEM;
-	*buf = kmalloc(size, mem == SDP_MEM_KERNEL ? gfp | __GFP_ACCOUNT : gfp);
-	if (*buf) {
-		*dma = ib_dma_map_single(dev, *buf, size, sdp_mem_dir(mem));
-		if (!ib_dma_mapping_error(dev, *dma))
-			return 0;
-		kfree(*buf);
-		*buf = NULL;
-	}
-	sdp_mem_uncharge(sk, size, mem);
-	return -ENOMEM;
-}
-
-static void sdp_unmap(struct sdp_conn *c, void *buf, u64 dma, u32 size,
-		      enum sdp_mem mem)
-{
-	if (!buf)
-		return;
-	ib_dma_unmap_single(c->sdev->ibdev, dma, size, sdp_mem_dir(mem));
-	kfree(buf);
-	sdp_mem_uncharge(&c->ssk->sk, size, mem);
-}
-
-static void sdp_rings_free(struct sdp_conn *c)
-{
-	u32 i;
-
-	for (i = 0; c->rx && i < c->rx_count; i++)
-		sdp_unmap(c, c->rx[i].buf, c->rx[i].dma, c->rcv_size, SDP_MEM_RX);
-	/* what was in flight is not queued any more */
-	sk_wmem_queued_add(&c->ssk->sk, -(int)((c->tx_head - c->tx_tail) * c->snd_size));
-	for (i = 0; c->tx && i < c->tx_count; i++)
-		sdp_unmap(c, c->tx[i].buf, c->tx[i].dma, c->snd_size,
-			  c->tx[i].kmem ? SDP_MEM_KERNEL : SDP_MEM_TX);
-	for (i = 0; i < c->tx_kept; i++)
-		sdp_unmap(c, c->tx_keep[i].buf, c->tx_keep[i].dma, c->snd_size,
-			  SDP_MEM_TX);
-	sdp_unmap(c, c->ctrl_buf, c->ctrl_dma, SDP_CTRL_SLOTS * SDP_CTRL_MSG_MAX,
-		  SDP_MEM_KERNEL);
-	kfree(c->rx);
-	kfree(c->tx);
-	kfree(c->seq.hist);
-}
-
-/*
  * The IB CM gives a QP the retry counts the peer's REQ or REP asks for, and
  * 7 retries forever: a peer that never posts receives, or stops answering,
- * would hold our sends for good. So on IB and RoCE the QP is ours, not
- * rdma_cm's: we move it through INIT, RTR and RTS with rdma_cm's attributes
- * but our retry counts, no RDMA Read or Write by the peer, and none by us.
- * iWARP has no such counts, and its CM must hold the QP: rdma_cm's there.
+ * would hold our sends for good. So where the device lets us (not
+ * quirks.cm_qp), the QP is ours, not rdma_cm's: we move it through INIT,
+ * RTR and RTS with rdma_cm's attributes but our retry counts, no RDMA Read
+ * or Write by the peer, and none by us.
  */
 static int sdp_qp_to(struct sdp_conn *c, enum ib_qp_state state)
 {
@@ -221,12 +100,10 @@ static int sdp_qp_create(struct sdp_conn *c, struct ib_qp_init_attr *attr)
 
 	if (sdp_fault(SDP_FAULT_QP))
 		return -ENOMEM;
-	if (rdma_protocol_iwarp(id->device, id->port_num)) {
+	if (c->sdev->quirks.cm_qp) {
 		err = rdma_create_qp(id, c->sdev->pd, attr);
-		if (!err) {
+		if (!err)
 			c->qp = id->qp;
-			c->cm_qp = true;
-		}
 		return err;
 	}
 	qp = ib_create_qp(c->sdev->pd, attr);
@@ -240,7 +117,7 @@ static void sdp_qp_destroy(struct sdp_conn *c)
 {
 	if (!c->qp)
 		return;
-	if (c->cm_qp)
+	if (c->sdev->quirks.cm_qp)
 		rdma_destroy_qp(c->id);
 	else
 		ib_destroy_qp(c->qp);
@@ -250,13 +127,13 @@ static void sdp_qp_destroy(struct sdp_conn *c)
 /*
  * The CM exchange reached the point where rdma_cm would bring the QP up:
  * the passive side before its REP, the active side on the REP. 0 at once
- * when rdma_cm does it (iWARP).
+ * when rdma_cm does it.
  */
 int sdp_conn_rts(struct sdp_conn *c)
 {
 	int err;
 
-	if (c->cm_qp)
+	if (c->sdev->quirks.cm_qp)
 		return 0;
 	/* INIT again: now with what the CM exchange set (rdma_cm does too) */
 	err = sdp_qp_to(c, IB_QPS_INIT);
@@ -272,141 +149,48 @@ void sdp_conn_qp_err(struct sdp_conn *c)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 
-	if (c && !c->cm_qp)
+	if (c->v.live && !c->sdev->quirks.cm_qp)
 		ib_modify_qp(c->qp, &attr, IB_QP_STATE);
 }
 
-/*
- * Give buffers to the receive ring's slots up to @n and post them, wherever
- * the rings may be touched (sdp_process). -ENOMEM leaves the ring as it
- * was; any other error means the QP is unusable.
- */
-int sdp_rx_grow(struct sdp_conn *c, u32 n, gfp_t gfp)
+/* Every resource sdp_conn_setup() took, given back; the connection is idle. */
+static void sdp_conn_res_free(struct sdp_conn *c)
 {
-	struct sdp_rx_slot *slot;
-	int err;
-
-	n = min(n, c->rx_count);
-	while (c->rx_alloc < n) {
-		slot = &c->rx[c->rx_alloc];
-		err = sdp_map(c, &slot->buf, &slot->dma, c->rcv_size,
-			      SDP_MEM_RX, gfp);
-		if (err)
-			return err;
-		c->rx_alloc++;
-		err = sdp_post_recv(c, slot);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-static int sdp_rx_ring_alloc(struct sdp_conn *c)
-{
-	u32 i;
-
-	c->rx = sdp_fault(SDP_FAULT_RINGS) ? NULL :
-		kcalloc(c->rx_count, sizeof(*c->rx), GFP_KERNEL);
-	if (!c->rx)
-		return -ENOMEM;
-	INIT_LIST_HEAD(&c->rx_posted);
-	INIT_LIST_HEAD(&c->rx_ready);
-	for (i = 0; i < c->rx_count; i++) {
-		c->rx[i].cqe.done = sdp_rx_done;
-		INIT_LIST_HEAD(&c->rx[i].node);
-	}
-	return 0;
+	sdp_qp_destroy(c);
+	if (c->cq)
+		ib_free_cq(c->cq);
+	sdp_bufs_free(c);
+	if (!list_empty(&c->dev_item))
+		sdp_dev_del_conn(c);
+	if (c->sdev)
+		sdp_dev_put(c->sdev);
+	memset(&c->res, 0, sizeof(c->res));
+	INIT_LIST_HEAD(&c->dev_item);
 }
 
 /*
- * A buffer for a send slot about to be filled (process context), with the
- * socket's sk_allocation: a block driver's GFP_NOIO must not recurse into
- * its own I/O. With @force, a buffer the socket's limits refuse is taken
- * as kernel memory of the cgroup: a socket with nothing in flight must not
- * wait for memory only others can free, as TCP forces its first skb
- * (sk_forced_mem_schedule(), whose cgroup charge is not exported).
- */
-int sdp_tx_buf_get(struct sdp_conn *c, struct sdp_tx_slot *s, gfp_t gfp, bool force)
-{
-	int err;
-
-	s->kmem = false;
-	if (c->tx_kept) {
-		c->tx_kept--;
-		s->buf = c->tx_keep[c->tx_kept].buf;
-		s->dma = c->tx_keep[c->tx_kept].dma;
-		return 0;
-	}
-	err = sdp_map(c, &s->buf, &s->dma, c->snd_size, SDP_MEM_TX, gfp);
-	if (err && force) {
-		err = sdp_map(c, &s->buf, &s->dma, c->snd_size, SDP_MEM_KERNEL, gfp);
-		s->kmem = !err;
-	}
-	return err;
-}
-
-/* A completed send slot's buffer: kept for the next message, or freed. */
-void sdp_tx_buf_put(struct sdp_conn *c, struct sdp_tx_slot *s)
-{
-	if (s->kmem) {
-		sdp_unmap(c, s->buf, s->dma, c->snd_size, SDP_MEM_KERNEL);
-	} else if (c->tx_kept < SDP_TX_KEEP_BUFS) {
-		c->tx_keep[c->tx_kept].buf = s->buf;
-		c->tx_keep[c->tx_kept].dma = s->dma;
-		c->tx_kept++;
-	} else {
-		sdp_unmap(c, s->buf, s->dma, c->snd_size, SDP_MEM_TX);
-	}
-	s->buf = NULL;
-}
-
-static int sdp_ctrl_ring_alloc(struct sdp_conn *c)
-{
-	u32 i;
-	int err;
-
-	err = sdp_map(c, &c->ctrl_buf, &c->ctrl_dma,
-		      SDP_CTRL_SLOTS * SDP_CTRL_MSG_MAX, SDP_MEM_KERNEL, GFP_KERNEL);
-	if (err)
-		return err;
-	for (i = 0; i < SDP_CTRL_SLOTS; i++) {
-		c->ctrl[i].cqe.done = sdp_tx_done;
-		c->ctrl[i].buf = c->ctrl_buf + i * SDP_CTRL_MSG_MAX;
-		c->ctrl[i].dma = c->ctrl_dma + i * SDP_CTRL_MSG_MAX;
-		c->ctrl[i].ctrl = true;
-	}
-	return 0;
-}
-
-/*
- * Create the QP, CQ and receive ring on @id's device and post the first
+ * Create the QP, CQ and receive ring on the id's device and post the first
  * receive buffers; the send side waits for the peer's receive size
  * (sdp_conn_start). Receive buffers are net.sdp.buf_size bytes, or the
  * @rcv_max a peer's Hello wishes for if smaller: never larger.
  */
-int sdp_conn_create(struct sdp_sock *ssk, struct rdma_cm_id *id, u32 rcv_max)
+int sdp_conn_setup(struct sdp_conn *c, u32 rcv_max)
 {
-	struct sock *sk = &ssk->sk;
+	struct sock *sk = c->sk;
 	struct sdp_net *sn = sdp_net(sock_net(sk));
+	struct rdma_cm_id *id = c->id;
 	struct ib_qp_init_attr attr = {};
-	struct sdp_conn *c;
 	int err;
 
-	c = sdp_fault(SDP_FAULT_CONN) ? NULL : kzalloc(sizeof(*c), GFP_KERNEL);
-	if (!c)
+	if (sdp_fault(SDP_FAULT_CONN))
 		return -ENOMEM;
-	c->ssk = ssk;
-	c->id = id;
 	/* a new stream: positions start again, no urgent data */
-	ssk->rcv_nxt = 0;
-	WRITE_ONCE(ssk->urg_data, 0);
-	ssk->srtt_us = 0;
-	INIT_LIST_HEAD(&c->dev_item);
+	c->rcv_nxt = 0;
+	WRITE_ONCE(c->v.urg_data, 0);
+	c->srtt_us = 0;
 	c->sdev = sdp_dev_get(id->device);
-	if (!c->sdev) {
-		kfree(c);
+	if (!c->sdev)
 		return -ENODEV;
-	}
 	c->lkey = c->sdev->pd->local_dma_lkey;
 	c->rcv_size = clamp_t(u32, min_t(u32, rcv_max, READ_ONCE(sn->buf_size)),
 			      SDP_MIN_BUF_SIZE, SDP_MAX_BUF_SIZE);
@@ -420,8 +204,9 @@ int sdp_conn_create(struct sdp_sock *ssk, struct rdma_cm_id *id, u32 rcv_max)
 	c->tx_count = rounddown_pow_of_two(sdp_ring_size(sk, sk->sk_sndbuf, SOCK_SNDBUF_LOCK,
 							 READ_ONCE(sn->tx_bufs), c->rcv_size));
 
+	/* (the completions name their connection: the CQ needs no context) */
 	c->cq = sdp_fault(SDP_FAULT_CQ) ? ERR_PTR(-ENOMEM) :
-		ib_alloc_cq_any(id->device, ssk,
+		ib_alloc_cq_any(id->device, NULL,
 				c->rx_count + c->tx_count + SDP_CTRL_SLOTS + 2,
 				IB_POLL_SOFTIRQ);
 	if (IS_ERR(c->cq)) {
@@ -445,27 +230,30 @@ int sdp_conn_create(struct sdp_sock *ssk, struct rdma_cm_id *id, u32 rcv_max)
 		goto err;
 	c->max_inline = attr.cap.max_inline_data;
 
-	err = sdp_rx_ring_alloc(c);
-	if (!err)
-		err = sdp_ctrl_ring_alloc(c);
-	if (!err)
-		err = sdp_rx_grow(c, SDP_RX_START_BUFS, GFP_KERNEL);
+	c->rx = sdp_fault(SDP_FAULT_RINGS) ? NULL :
+		kcalloc(c->rx_count, sizeof(*c->rx), GFP_KERNEL);
+	if (!c->rx) {
+		err = -ENOMEM;
+		goto err;
+	}
+	sdp_rx_ring_init(c);
+	err = sdp_buf_map(c, &c->ctrl_buf, &c->ctrl_dma,
+			  SDP_CTRL_SLOTS * SDP_CTRL_MSG_MAX, SDP_MEM_KERNEL, GFP_KERNEL);
+	if (err)
+		goto err;
+	sdp_ctrl_ring_init(c);
+	err = sdp_rx_grow(c, SDP_RX_START_BUFS, GFP_KERNEL);
 	if (err)
 		goto err;
 	err = sdp_dev_add_conn(c->sdev, c);
 	if (err)
 		goto err;
-	strscpy(ssk->ibdev, dev_name(&id->device->dev), sizeof(ssk->ibdev));
-	ssk->conn = c;
+	strscpy(c->ibdev, dev_name(&id->device->dev), sizeof(c->ibdev));
+	WRITE_ONCE(c->v.live, true);
 	return 0;
 
 err:
-	sdp_qp_destroy(c);
-	if (c->cq)
-		ib_free_cq(c->cq);
-	sdp_rings_free(c);
-	sdp_dev_put(c->sdev);
-	kfree(c);
+	sdp_conn_res_free(c);
 	return err;
 }
 
@@ -475,11 +263,9 @@ err:
  */
 int sdp_conn_start(struct sdp_conn *c, u32 snd_size, u16 peer_bufs)
 {
-	u32 i;
-
 	c->snd_size = snd_size;
 	/*
-	 * The send ring holds the bytes it was sized for (sdp_conn_create(),
+	 * The send ring holds the bytes it was sized for (sdp_conn_setup(),
 	 * in our buffer size), not more in the peer's larger one: at least
 	 * two messages, one filling while one is in flight.
 	 */
@@ -491,28 +277,11 @@ int sdp_conn_start(struct sdp_conn *c, u32 snd_size, u16 peer_bufs)
 	if (!c->seq.hist || !c->tx)
 		return -ENOMEM;
 	sdp_seq_start(&c->seq, peer_bufs);
-	for (i = 0; i < c->tx_count; i++)
-		c->tx[i].cqe.done = sdp_tx_done;
+	sdp_tx_ring_init(c);
 	c->started = true;
-	sdp_conn_expand_sndbuf(c);
-	sdp_update_counts(c->ssk);
+	sdp_expand_sndbuf(c);
+	sdp_update_counts(c);
 	return 0;
-}
-
-/*
- * SO_SNDBUF not set: the send ring is the send buffer, as TCP's autotuning
- * sizes its sndbuf to what its window needs, within tcp_wmem[2]. Memory
- * pressure takes it back (sk_stream_moderate_sndbuf()); it returns after.
- */
-void sdp_conn_expand_sndbuf(struct sdp_conn *c)
-{
-	struct sock *sk = &c->ssk->sk;
-	u32 ring = min_t(u64, (u64)c->tx_count * c->snd_size,
-			 READ_ONCE(sock_net(sk)->ipv4.sysctl_tcp_wmem[2]));
-
-	if (!(sk->sk_userlocks & SOCK_SNDBUF_LOCK) && !sk_under_memory_pressure(sk) &&
-	    sk->sk_sndbuf < ring)
-		WRITE_ONCE(sk->sk_sndbuf, ring);
 }
 
 /* The bufs our Hello or HelloAck advertises. */
@@ -523,54 +292,100 @@ u16 sdp_conn_hello_bufs(struct sdp_conn *c)
 
 /*
  * Release the QP, CQ and buffers. Called in process context with the socket
- * locked; completions arriving meanwhile find ssk->conn gone.
+ * locked: completions that the drain flushes are left to the owner
+ * (SDP_C_DEFERRED), and find the connection no longer live.
  */
-void sdp_conn_free(struct sdp_sock *ssk)
+void sdp_conn_release(struct sdp_conn *c)
 {
-	struct sdp_conn *c = ssk->conn;
-
-	if (!c)
+	if (!c->v.live)
 		return;
-	ssk->conn = NULL;
+	WRITE_ONCE(c->v.live, false);
 	ib_drain_qp(c->qp);
-	sdp_qp_destroy(c);
-	ib_free_cq(c->cq);
-	sdp_rings_free(c);
-	sdp_dev_del_conn(c);
-	sdp_dev_put(c->sdev);
-	kfree(c);
-	sdp_update_counts(ssk);
+	sdp_conn_res_free(c);
+	sdp_update_counts(c);
+}
+
+/*
+ * Before the socket connects or listens again: the last connection's
+ * state is forgotten (its resources and id are gone already). Work left to
+ * the owner stays: the owner clears it.
+ */
+void sdp_conn_reset(struct sdp_conn *c)
+{
+	unsigned long flags = READ_ONCE(c->flags);
+
+	/* the others are set with set_bit() from softirq and timers meanwhile */
+	while (!try_cmpxchg(&c->flags, &flags, flags & BIT(SDP_C_DEFERRED)))
+		;
+	c->passive = false;
+	memset(&c->saddr, 0, sizeof(c->saddr));
+	memset(&c->daddr, 0, sizeof(c->daddr));
+}
+
+/* The connection is over (the socket is closed): nothing more to send or time. */
+void sdp_conn_stop(struct sdp_conn *c)
+{
+	clear_bit(SDP_C_SEND_DISCONN, &c->flags);
+	sdp_tx_timers_stop(c);
+	sdp_update_counts(c);
 }
 
 /* An Abort or DisConn posted and not yet sent (or completed). */
-bool sdp_conn_ctrl_busy(const struct sdp_sock *ssk)
+bool sdp_conn_ctrl_busy(const struct sdp_conn *c)
 {
-	const struct sdp_conn *c = ssk->conn;
-
-	return c && c->ctrl_head != c->ctrl_tail &&
-	       !test_bit(SDP_F_CM_GONE, &ssk->flags);
+	return c->v.live && c->ctrl_head != c->ctrl_tail &&
+	       !test_bit(SDP_C_CM_GONE, &c->flags);
 }
 
 /* Bytes received and not read yet. */
-u32 sdp_conn_unread(const struct sdp_sock *ssk)
+u32 sdp_conn_unread(const struct sdp_conn *c)
 {
-	return ssk->conn ? ssk->conn->rx_ready_bytes : 0;
+	return c->v.live ? c->rx_ready_bytes : 0;
+}
+
+/* The peer's Hello or HelloAck is in: data may flow. */
+bool sdp_conn_started(const struct sdp_conn *c)
+{
+	return c->v.live && c->started;
 }
 
 /* Payload bytes per message we send (TCP_MAXSEG); 0 before it is known. */
-u32 sdp_conn_mss(const struct sdp_sock *ssk)
+u32 sdp_conn_mss(const struct sdp_conn *c)
 {
-	const struct sdp_conn *c = ssk->conn;
-
-	return c && c->started ? c->snd_size - sizeof(struct sdp_bsdh) : 0;
+	return sdp_conn_started(c) ? c->snd_size - sizeof(struct sdp_bsdh) : 0;
 }
 
-/* SDP_INFO's fields that describe the connection (zero without one). */
-void sdp_conn_info(const struct sdp_sock *ssk, struct sdp_info *info)
+/*
+ * A child's peer had connected: it sent a message, or its disconnect came
+ * (only a peer whose connect completed disconnects).
+ */
+bool sdp_conn_peer_up(const struct sdp_conn *c)
 {
-	const struct sdp_conn *c = ssk->conn;
+	return READ_ONCE(c->v.stats.rx_msgs) || test_bit(SDP_C_PEER_UP, &c->flags);
+}
 
-	if (!c)
+/* jiffies of the last message in (keepalive's idle time). */
+unsigned long sdp_conn_rx_stamp(const struct sdp_conn *c)
+{
+	return c->rx_stamp;
+}
+
+/* The connection's addresses as rdma_cm saw them (no family before it knows). */
+const struct sockaddr_storage *sdp_conn_addr(const struct sdp_conn *c, bool peer)
+{
+	return peer ? &c->daddr : &c->saddr;
+}
+
+/* SDP_INFO's fields that describe the connection. */
+void sdp_conn_info(const struct sdp_conn *c, struct sdp_info *info)
+{
+	info->tx_bytes = c->v.stats.tx_bytes;
+	info->rx_bytes = c->v.stats.rx_bytes;
+	info->tx_msgs = c->v.stats.tx_msgs;
+	info->rx_msgs = c->v.stats.rx_msgs;
+	info->tx_credit_updates = c->v.stats.tx_credit_updates;
+	strscpy(info->ibdev, c->ibdev, sizeof(info->ibdev));
+	if (!c->v.live)
 		return;
 	info->rcv_size = c->rcv_size;
 	info->snd_size = c->snd_size;
@@ -587,116 +402,26 @@ void sdp_conn_info(const struct sdp_sock *ssk, struct sdp_info *info)
 	info->rx_credits = c->rx_posted_nr;
 }
 
-/* TCP_INFO's fields that map onto the connection's rings and credits. */
-void sdp_conn_tcp_info(const struct sdp_sock *ssk, struct tcp_info *ti)
+/* TCP_INFO's fields that map onto the connection's rings, credits, counts. */
+void sdp_conn_tcp_info(const struct sdp_conn *c, struct tcp_info *ti)
 {
-	const struct sdp_conn *c = ssk->conn;
+	const struct sdp_stats_sock *st = &c->v.stats;
 
-	if (!c || !c->started)
-		return;
-	ti->tcpi_snd_mss = c->snd_size - sizeof(struct sdp_bsdh);
-	ti->tcpi_rcv_mss = c->rcv_size - sizeof(struct sdp_bsdh);
-	ti->tcpi_advmss = ti->tcpi_rcv_mss;
-	ti->tcpi_snd_cwnd = max(sdp_tx_credits(c), 0);
-	ti->tcpi_unacked = c->tx_post - c->tx_tail;
-}
-
-/*
- * The engine. Runs with the socket spinlock held by whoever may touch the
- * rings: a completion or timer while no process owns the socket,
- * release_sock() (sdp_release_cb), or the owner itself (sdp_flush).
- */
-void sdp_process(struct sdp_sock *ssk)
-{
-	struct sdp_conn *c = ssk->conn;
-
-	if (test_and_clear_bit(SDP_F_FIN_TIMEOUT, &ssk->flags))
-		sdp_up->abort(ssk, ETIMEDOUT);
-	if (test_and_clear_bit(SDP_F_KEEPALIVE, &ssk->flags))
-		sdp_keepalive(ssk);
-	if (!c || !c->started)
-		return;
-	sdp_tx_reap(ssk);
-	sdp_rx_reap(ssk);
-	if (ssk->conn) {
-		/* the push ends with sdp_tx_watch(); a fired timer re-arms it */
-		sdp_tx_push(ssk, test_and_clear_bit(SDP_F_PUSH, &ssk->flags));
-		if (ssk->conn && test_and_clear_bit(SDP_F_TX_TIMEOUT, &ssk->flags))
-			sdp_tx_watch(ssk, true);
+	if (sdp_conn_started(c)) {
+		ti->tcpi_snd_mss = c->snd_size - sizeof(struct sdp_bsdh);
+		ti->tcpi_rcv_mss = c->rcv_size - sizeof(struct sdp_bsdh);
+		ti->tcpi_advmss = ti->tcpi_rcv_mss;
+		ti->tcpi_snd_cwnd = max(sdp_tx_credits(c), 0);
+		ti->tcpi_unacked = c->tx_post - c->tx_tail;
 	}
-	sdp_update_counts(ssk);
-}
-
-/* Completions and timers: run the engine now or leave it to the owner. */
-void __sdp_defer_or_process(struct sdp_sock *ssk)
-{
-	if (!sock_owned_by_user(&ssk->sk))
-		sdp_process(ssk);
-	else
-		set_bit(SDP_F_DEFERRED, &ssk->flags);
-}
-
-/* A timer fired: note which (@bit) for the engine and drop its reference. */
-void sdp_timer_event(struct sdp_sock *ssk, int bit)
-{
-	set_bit(bit, &ssk->flags);
-	bh_lock_sock(&ssk->sk);
-	__sdp_defer_or_process(ssk);
-	bh_unlock_sock(&ssk->sk);
-	sock_put(&ssk->sk);
-}
-
-void sdp_release_cb(struct sock *sk)
-{
-	struct sdp_sock *ssk = sdp_sk(sk);
-
-	/* what a kernel user's tcp_sock_set_*() wrote into the shadow */
-	sdp_up->opts(ssk);
-
-	if (test_and_clear_bit(SDP_F_DEFERRED, &ssk->flags))
-		sdp_process(ssk);
-}
-
-/* For the socket's owner: take in what completed so far. */
-void sdp_flush(struct sdp_sock *ssk)
-{
-	spin_lock_bh(&ssk->sk.sk_lock.slock);
-	clear_bit(SDP_F_DEFERRED, &ssk->flags);
-	sdp_process(ssk);
-	spin_unlock_bh(&ssk->sk.sk_lock.slock);
-}
-
-/*
- * Counters that poll(), ioctl() and SDP_INFO read without the socket lock
- * live in the socket, not in the connection that teardown frees.
- */
-void sdp_update_counts(struct sdp_sock *ssk)
-{
-	struct sdp_conn *c = ssk->conn;
-	u32 avail = 0, free_slots = 0, unsent = 0, unacked = 0;
-	bool mark = false, full = false;
-
-	if (c) {
-		avail = c->rx_ready_bytes;
-		mark = sdp_urg_next(ssk);
-		if (c->started) {
-			/*
-			 * The peer has no credit left for data (as we last
-			 * told it): nothing more comes until a read frees and
-			 * announces buffers.
-			 */
-			full = avail && sdp_seq_peer_credits(&c->seq) <= SDP_CTRL_CREDITS;
-			/* none while SO_SNDBUF's bytes are in flight, or no memory */
-			if (!c->tx_nomem && sk_stream_memory_free(&ssk->sk))
-				free_slots = c->tx_count - (c->tx_head - c->tx_tail);
-			unsent = c->tx_unposted_bytes;
-			unacked = c->tx_queued_bytes;
-		}
-	}
-	WRITE_ONCE(ssk->rx_avail, avail);
-	WRITE_ONCE(ssk->rx_mark, mark);
-	WRITE_ONCE(ssk->rx_full, full);
-	WRITE_ONCE(ssk->tx_free_slots, free_slots);
-	WRITE_ONCE(ssk->tx_unsent, unsent);
-	WRITE_ONCE(ssk->tx_unacked, unacked);
+	ti->tcpi_bytes_acked = st->tx_bytes;
+	ti->tcpi_bytes_sent = st->tx_bytes;
+	ti->tcpi_bytes_received = st->rx_bytes;
+	ti->tcpi_segs_out = st->tx_msgs;
+	ti->tcpi_segs_in = st->rx_msgs;
+	ti->tcpi_data_segs_out = st->tx_msgs - st->tx_credit_updates;
+	ti->tcpi_rtt = c->srtt_us;
+	ti->tcpi_rttvar = c->rttvar_us;
+	ti->tcpi_min_rtt = c->min_rtt_us;
+	ti->tcpi_snd_wnd = ti->tcpi_snd_cwnd * ti->tcpi_snd_mss;
 }

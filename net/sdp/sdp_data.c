@@ -10,7 +10,6 @@
 #include <net/tcp.h>
 
 #include "sdp_sock.h"
-#include "sdp_conn.h"
 #include "sdp_fallback.h"
 
 /* recv(MSG_OOB), tcp_recv_urg(): never waits. */
@@ -18,7 +17,7 @@ static int sdp_recv_urg(struct sdp_sock *ssk, struct msghdr *msg, size_t len,
 			int flags)
 {
 	struct sock *sk = &ssk->sk;
-	u16 urg = ssk->urg_data;
+	u16 urg = sdp_view(ssk)->urg_data;
 	char byte = urg;
 
 	if (sock_flag(sk, SOCK_URGINLINE) || !urg || urg == SDP_URG_READ)
@@ -27,7 +26,7 @@ static int sdp_recv_urg(struct sdp_sock *ssk, struct msghdr *msg, size_t len,
 		return -ENOTCONN;
 	if (urg & SDP_URG_VALID) {
 		if (!(flags & MSG_PEEK))
-			WRITE_ONCE(ssk->urg_data, SDP_URG_READ);
+			sdp_conn_urg_read(ssk->conn);
 		msg->msg_flags |= MSG_OOB;
 		if (!len) {
 			msg->msg_flags |= MSG_TRUNC;
@@ -47,8 +46,8 @@ static bool sdp_recv_wake(struct sdp_sock *ssk, size_t seen)
 {
 	struct sock *sk = &ssk->sk;
 
-	return READ_ONCE(ssk->rx_avail) > seen ||
-	       test_bit(SDP_F_DEFERRED, &ssk->flags) ||
+	return READ_ONCE(sdp_view(ssk)->rx_avail) > seen ||
+	       sdp_conn_deferred(ssk->conn) || test_bit(SDP_F_DEFERRED, &ssk->flags) ||
 	       READ_ONCE(sk->sk_err) ||
 	       (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN) ||
 	       READ_ONCE(sk->sk_state) == TCP_CLOSE || sdp_fb(ssk);
@@ -108,7 +107,7 @@ int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags)
 	if (flags & MSG_OOB) {
 		err = sk->sk_state == TCP_LISTEN ? -ENOTCONN : 0;
 		if (!err) {
-			sdp_flush(ssk);
+			sdp_conn_flush(ssk->conn);
 			err = sdp_recv_urg(ssk, msg, len, flags);
 		}
 		release_sock(sk);
@@ -122,7 +121,7 @@ int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags)
 	}
 	timeo = sock_rcvtimeo(sk, flags & MSG_DONTWAIT);
 	target = sock_rcvlowat(sk, flags & MSG_WAITALL, len);
-	peek_base = sdp_conn_read_seq(ssk);
+	peek_base = sdp_conn_read_seq(ssk->conn);
 
 	do {
 		DEFINE_WAIT_FUNC(wait, woken_wake_function);
@@ -133,14 +132,15 @@ int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags)
 			release_sock(sk);
 			return sdp_fb_recvmsg(ssk, msg, len, flags);
 		}
-		sdp_flush(ssk);
-		if (ssk->conn && (flags & MSG_PEEK) && sdp_conn_read_seq(ssk) != peek_base) {
+		sdp_conn_flush(ssk->conn);
+		if (sdp_view(ssk)->live && (flags & MSG_PEEK) &&
+		    sdp_conn_read_seq(ssk->conn) != peek_base) {
 			/* Read from under the peek (tcp_recvmsg()'s race): start over there. */
-			peek_base = sdp_conn_read_seq(ssk);
+			peek_base = sdp_conn_read_seq(ssk->conn);
 			peeked = 0;
 		}
 		/* At the urgent mark a read ends, or gives way to a signal. */
-		if (ssk->conn && sdp_urg_at(ssk, sdp_conn_read_seq(ssk) + peeked)) {
+		if (sdp_conn_urg_at(ssk->conn, sdp_conn_read_seq(ssk->conn) + peeked)) {
 			if (copied)
 				break;
 			if (signal_pending(current)) {
@@ -148,7 +148,7 @@ int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags)
 				break;
 			}
 		}
-		n = sdp_conn_read(ssk, msg, len - copied, flags, &peeked);
+		n = sdp_conn_read(ssk->conn, msg, len - copied, flags, &peeked);
 		if (n < 0) {
 			if (!copied)
 				err = n;
@@ -197,34 +197,6 @@ out:
 	return copied ? copied : err;
 }
 
-bool sdp_writeable(const struct sock *sk)
-{
-	const struct sdp_sock *ssk = sdp_sk(sk);
-
-	if (READ_ONCE(ssk->tx_unsent) >= READ_ONCE(ssk->notsent_lowat))
-		return false;
-	/* Never connected: nothing to wait for (send fails with EPIPE). */
-	return READ_ONCE(ssk->tx_free_slots) > 0 || !READ_ONCE(ssk->conn);
-}
-
-void sdp_write_space(struct sock *sk)
-{
-	struct socket_wq *wq;
-
-	if (!sdp_writeable(sk))
-		return;
-	if (sk->sk_socket)
-		clear_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
-	rcu_read_lock();
-	wq = rcu_dereference(sk->sk_wq);
-	if (skwq_has_sleeper(wq))
-		wake_up_interruptible_sync_poll(&wq->wait, EPOLLOUT |
-						EPOLLWRNORM | EPOLLWRBAND);
-	if (wq && wq->fasync_list && !(sk->sk_shutdown & SEND_SHUTDOWN))
-		sock_wake_async(wq, SOCK_WAKE_SPACE, POLL_OUT);
-	rcu_read_unlock();
-}
-
 static int sdp_wait_space(struct sdp_sock *ssk, long *timeo)
 {
 	DEFINE_WAIT_FUNC(wait, woken_wake_function);
@@ -232,9 +204,9 @@ static int sdp_wait_space(struct sdp_sock *ssk, long *timeo)
 
 	for (;;) {
 		if (sk->sk_err || (sk->sk_shutdown & SEND_SHUTDOWN) ||
-		    !sdp_can_send_state(sk) || !ssk->conn)
+		    !sdp_can_send_state(sk) || !READ_ONCE(sdp_view(ssk)->live))
 			return -EPIPE;
-		if (READ_ONCE(ssk->tx_free_slots))
+		if (READ_ONCE(sdp_view(ssk)->tx_free_slots))
 			return 0;
 		/*
 		 * Before -EAGAIN too, as sk_stream_wait_memory(): completions
@@ -248,12 +220,13 @@ static int sdp_wait_space(struct sdp_sock *ssk, long *timeo)
 		if (signal_pending(current))
 			return sock_intr_errno(*timeo);
 		add_wait_queue(sk_sleep(sk), &wait);
-		sk_wait_event(sk, timeo, READ_ONCE(ssk->tx_free_slots) ||
+		sk_wait_event(sk, timeo, READ_ONCE(sdp_view(ssk)->tx_free_slots) ||
+			      sdp_conn_deferred(ssk->conn) ||
 			      test_bit(SDP_F_DEFERRED, &ssk->flags) ||
 			      READ_ONCE(sk->sk_err) ||
 			      (READ_ONCE(sk->sk_shutdown) & SEND_SHUTDOWN), &wait);
 		remove_wait_queue(sk_sleep(sk), &wait);
-		sdp_flush(ssk);
+		sdp_conn_flush(ssk->conn);
 	}
 }
 
@@ -342,9 +315,9 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 	if (sk->sk_err || (sk->sk_shutdown & SEND_SHUTDOWN))
 		goto do_error;
 
-	sdp_flush(ssk);
+	sdp_conn_flush(ssk->conn);
 	for (;;) {
-		err = sdp_conn_write(ssk, msg, flags, &copied);
+		err = sdp_conn_write(ssk->conn, msg, flags, &copied);
 		if (err == -EAGAIN)
 			err = sdp_wait_space(ssk, &timeo);
 		else if (err == -ENOBUFS)
@@ -357,11 +330,7 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 	if (err)
 		goto do_error;
 out:
-	if (flags & MSG_MORE)
-		set_bit(SDP_F_MORE, &ssk->flags);
-	else
-		clear_bit(SDP_F_MORE, &ssk->flags);
-	sdp_conn_sent(ssk, flags);
+	sdp_conn_sent(ssk->conn, flags);
 	release_sock(sk);
 	return copied;
 
@@ -397,7 +366,6 @@ void sdp_splice_eof(struct socket *sock)
 		return;
 	}
 	lock_sock(sk);
-	if (test_and_clear_bit(SDP_F_MORE, &ssk->flags))
-		sdp_tx_push(ssk, false);
+	sdp_conn_splice_eof(ssk->conn);
 	release_sock(sk);
 }

@@ -13,7 +13,7 @@
  */
 #include <linux/debugfs.h>
 
-#include "sdp_sock.h"
+#include "sdp_debug.h"
 
 u32 sdp_inject_warn;
 atomic_t sdp_faults[SDP_FAULT_MAX];

@@ -30,6 +30,14 @@ static void sdp_dev_release(struct kref *ref)
 	complete(&container_of(ref, struct sdp_dev, ref)->released);
 }
 
+/* How this device's transport differs (the iWARP ports of a device are all iWARP). */
+static void sdp_quirks_init(struct sdp_dev *sdev)
+{
+	struct ib_device *ibdev = sdev->ibdev;
+
+	sdev->quirks.cm_qp = rdma_protocol_iwarp(ibdev, rdma_start_port(ibdev));
+}
+
 static int sdp_add_one(struct ib_device *ibdev)
 {
 	struct sdp_dev *sdev;
@@ -45,13 +53,14 @@ static int sdp_add_one(struct ib_device *ibdev)
 		kfree(sdev);
 		return err;
 	}
+	sdp_quirks_init(sdev);
 	kref_init(&sdev->ref);
 	init_completion(&sdev->released);
 	mutex_init(&sdev->lock);
 	INIT_LIST_HEAD(&sdev->conns);
 	ib_set_client_data(ibdev, &sdp_client, sdev);
 	/* It may carry the address of a listener that lost its own. */
-	sdp_listeners_rearm();
+	sdp_up->rearm();
 	return 0;
 }
 
@@ -59,7 +68,7 @@ static void sdp_remove_one(struct ib_device *ibdev, void *client_data)
 {
 	struct sdp_dev *sdev = client_data;
 	struct sdp_conn *c;
-	struct sdp_sock *ssk;
+	struct sock *sk;
 
 	down_write(&sdp_dev_rwsem);
 	sdev->dead = true;
@@ -68,20 +77,20 @@ static void sdp_remove_one(struct ib_device *ibdev, void *client_data)
 	mutex_lock(&sdev->lock);
 	while (!list_empty(&sdev->conns)) {
 		c = list_first_entry(&sdev->conns, struct sdp_conn, dev_item);
-		ssk = c->ssk;
-		sock_hold(&ssk->sk);
+		/* the socket holds the connection */
+		sk = c->sk;
+		sock_hold(sk);
 		mutex_unlock(&sdev->lock);
 
-		lock_sock(&ssk->sk);
-		/* Compared, not used: the socket may have moved on meanwhile. */
-		if (ssk->conn == c) {
-			SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_DEVICE_REMOVED);
-			sdp_conn_free(ssk);
-			if (ssk->sk.sk_state != TCP_CLOSE && !sdp_fb(ssk))
-				sdp_up->done(&ssk->sk, ECONNRESET);
+		lock_sock(sk);
+		/* It may have let go of the device meanwhile. */
+		if (c->v.live && c->sdev == sdev) {
+			SDP_INC_STATS(sock_net(sk), SDP_MIB_DEVICE_REMOVED);
+			sdp_conn_release(c);
+			sdp_up->lost(sk);
 		}
-		release_sock(&ssk->sk);
-		sock_put(&ssk->sk);
+		release_sock(sk);
+		sock_put(sk);
 
 		mutex_lock(&sdev->lock);
 	}
@@ -145,10 +154,9 @@ bool sdp_dev_on_netdev(struct net_device *dev)
 	return true;
 }
 
-const struct sdp_upcalls *sdp_up;
 struct workqueue_struct *sdp_wq;
 
-int sdp_dev_init(const struct sdp_upcalls *up)
+int sdp_transport_init(const struct sdp_upcalls *up)
 {
 	int err;
 
@@ -163,7 +171,7 @@ int sdp_dev_init(const struct sdp_upcalls *up)
 }
 
 /* No socket is left, so no connection and no work of theirs. */
-void sdp_dev_exit(void)
+void sdp_transport_exit(void)
 {
 	ib_unregister_client(&sdp_client);
 	destroy_workqueue(sdp_wq);

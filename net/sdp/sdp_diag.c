@@ -101,13 +101,14 @@ static int sdp_diag_tcp_addrs(const struct sock *tsk, struct inet_diag_sockid *i
  */
 static void sdp_diag_fill_msg(const struct sdp_sock *ssk, struct sdp_diag_msg *r)
 {
+	const struct sockaddr_storage *saddr = sdp_conn_addr(ssk->conn, false);
 	const struct sock *sk = &ssk->sk;
 	const struct sock *tsk = NULL;
 
 	if (!sock_flag(sk, SOCK_DEAD) && !test_bit(SDP_F_DESTROYED, &ssk->flags) && ssk->tcp)
 		tsk = ssk->tcp->sk;
 	r->sdiag_state = sk->sk_state;
-	r->sdiag_fallback = ssk->fb_reason;
+	r->sdiag_fallback = ssk->fb.reason;
 	if (sdp_fb(ssk) && tsk) {
 		const struct tcp_sock *tp = tcp_sk(tsk);
 
@@ -123,22 +124,38 @@ static void sdp_diag_fill_msg(const struct sdp_sock *ssk, struct sdp_diag_msg *r
 		}
 		return;
 	}
-	if (ssk->saddr.ss_family) {
-		r->sdiag_family = sdp_diag_addr(&ssk->saddr, r->id.idiag_src, &r->id.idiag_sport);
-		sdp_diag_addr(&ssk->daddr, r->id.idiag_dst, &r->id.idiag_dport);
+	if (saddr->ss_family) {
+		r->sdiag_family = sdp_diag_addr(saddr, r->id.idiag_src, &r->id.idiag_sport);
+		sdp_diag_addr(sdp_conn_addr(ssk->conn, true), r->id.idiag_dst,
+			      &r->id.idiag_dport);
 	} else if (tsk) {
 		r->sdiag_family = sdp_diag_tcp_addrs(tsk, &r->id);
 		/* connecting over RDMA: the destination connect() was given */
 		if (sk->sk_state == TCP_SYN_SENT)
-			sdp_diag_addr(&ssk->fb_addr, r->id.idiag_dst, &r->id.idiag_dport);
+			sdp_diag_addr(&ssk->fb.addr, r->id.idiag_dst, &r->id.idiag_dport);
 	}
 	if (sk->sk_state == TCP_LISTEN) {
 		r->sdiag_rqueue = READ_ONCE(sk->sk_ack_backlog);
 		r->sdiag_wqueue = READ_ONCE(sk->sk_max_ack_backlog);
 	} else {
-		r->sdiag_rqueue = READ_ONCE(ssk->rx_avail);
-		r->sdiag_wqueue = READ_ONCE(ssk->tx_unacked);
+		r->sdiag_rqueue = READ_ONCE(sdp_view(ssk)->rx_avail);
+		r->sdiag_wqueue = READ_ONCE(sdp_view(ssk)->tx_unacked);
 	}
+}
+
+/* SDP_INFO, and sock_diag's SDP_DIAG_INFO. */
+void sdp_fill_info(const struct sdp_sock *ssk, struct sdp_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->transport = ssk->fb.transport;
+	/* A listener: whether it listens over RDMA now, or serves TCP only. */
+	if (ssk->sk.sk_state == TCP_LISTEN && info->transport == SDP_TRANSPORT_NONE)
+		info->transport = sdp_cm_has_id(ssk->conn) ? SDP_TRANSPORT_RDMA :
+							     SDP_TRANSPORT_TCP;
+	info->fallback_reason = ssk->fb.reason;
+	info->state = ssk->sk.sk_state;
+	info->syn_queue = ssk->lsn.syn_count;
+	sdp_conn_info(ssk->conn, info);
 }
 
 /* The request's filters: states, then ports and addresses (0: any). */

@@ -39,7 +39,6 @@
 #include <net/route.h>
 
 #include "sdp_sock.h"
-#include "sdp_conn.h"
 #include "sdp_fallback.h"
 #include "sdp_trace.h"
 
@@ -275,8 +274,8 @@ bool sdp_fb_allowed(struct sdp_sock *ssk)
 static void sdp_fb_count(struct sdp_sock *ssk, int reason)
 {
 	trace_sdp_fallback(&ssk->sk, sdp_mib_name(SDP_MIB_FALLBACK + reason),
-			   &ssk->fb_addr, ssk->fb_addrlen);
-	ssk->fb_reason = reason;
+			   &ssk->fb.addr, ssk->fb.addrlen);
+	ssk->fb.reason = reason;
 	SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_FALLBACK + reason);
 }
 
@@ -289,8 +288,8 @@ void sdp_fb_mirror_err(struct sdp_sock *ssk, struct sock *t)
 {
 	int err = READ_ONCE(t->sk_err);
 
-	if (err && READ_ONCE(ssk->fb_err) != err) {
-		WRITE_ONCE(ssk->fb_err, err);
+	if (err && READ_ONCE(ssk->fb.err) != err) {
+		WRITE_ONCE(ssk->fb.err, err);
 		WRITE_ONCE(ssk->sk.sk_err, err);
 	}
 }
@@ -305,9 +304,9 @@ static void sdp_fb_error_report(struct sock *t)
 		sdp_fb_mirror_err(ssk, t);
 		/* (only a connect sees ECONNREFUSED) */
 		if (READ_ONCE(t->sk_err) == ECONNREFUSED &&
-		    ssk->fb_reason == SDP_FB_REJECTED)
-			sdp_ncache_forget(sock_net(t), &ssk->fb_addr);
-		ssk->tcp_error_report(t);
+		    ssk->fb.reason == SDP_FB_REJECTED)
+			sdp_ncache_forget(sock_net(t), &ssk->fb.addr);
+		ssk->fb.tcp_error_report(t);
 	}
 	read_unlock_bh(&t->sk_callback_lock);
 	if (!ssk)
@@ -317,17 +316,17 @@ static void sdp_fb_error_report(struct sock *t)
 /* TCP's own callbacks of @t, kept in @ssk before ours replace them. */
 static void sdp_fb_save_tcp(struct sdp_sock *ssk, const struct sock *t)
 {
-	ssk->tcp_state_change = t->sk_state_change;
-	ssk->tcp_data_ready = t->sk_data_ready;
-	ssk->tcp_write_space = t->sk_write_space;
+	ssk->fb.tcp_state_change = t->sk_state_change;
+	ssk->fb.tcp_data_ready = t->sk_data_ready;
+	ssk->fb.tcp_write_space = t->sk_write_space;
 }
 
 /* ... and put back on @t (a native socket, or a child cloned from it). */
 static void sdp_fb_restore_tcp(const struct sdp_sock *ssk, struct sock *t)
 {
-	t->sk_state_change = ssk->tcp_state_change;
-	t->sk_data_ready = ssk->tcp_data_ready;
-	t->sk_write_space = ssk->tcp_write_space;
+	t->sk_state_change = ssk->fb.tcp_state_change;
+	t->sk_data_ready = ssk->fb.tcp_data_ready;
+	t->sk_write_space = ssk->fb.tcp_write_space;
 }
 
 /*
@@ -352,7 +351,7 @@ static void sdp_fb_listen_data_ready(struct sock *t)
 	read_lock_bh(&t->sk_callback_lock);
 	lssk = t->sk_user_data;
 	/* (the SDP listener's wait queue is the native one's too) */
-	if (lssk && lssk->fb_listen_sk == t)
+	if (lssk && lssk->fb.listen_sk == t)
 		lssk->sk.sk_data_ready(&lssk->sk);
 	read_unlock_bh(&t->sk_callback_lock);
 	/* unhooked meanwhile: TCP's own, now in place */
@@ -371,9 +370,9 @@ static void sdp_fb_listen_state_change(struct sock *t)
 	rcu_read_lock();
 	read_lock_bh(&t->sk_callback_lock);
 	lssk = t->sk_user_data;
-	listener = lssk && lssk->fb_listen_sk == t;
+	listener = lssk && lssk->fb.listen_sk == t;
 	if (listener)
-		lssk->tcp_state_change(t);	/* the native listener, shut down */
+		lssk->fb.tcp_state_change(t);	/* the native listener, shut down */
 	read_unlock_bh(&t->sk_callback_lock);
 	if (!lssk) {
 		cb = READ_ONCE(t->sk_state_change);
@@ -416,15 +415,15 @@ static void sdp_fb_hook_listen(struct sdp_sock *ssk, struct sock *t)
 	t->sk_state_change = sdp_fb_listen_state_change;
 	t->sk_data_ready = sdp_fb_listen_data_ready;
 	t->sk_user_data = ssk;
-	ssk->fb_listen_sk = t;
+	ssk->fb.listen_sk = t;
 }
 
 static void sdp_fb_unhook_listen(struct sdp_sock *ssk, struct sock *t)
 {
-	if (ssk->fb_listen_sk != t)
+	if (ssk->fb.listen_sk != t)
 		return;
 	sdp_fb_restore_tcp(ssk, t);
-	ssk->fb_listen_sk = NULL;
+	ssk->fb.listen_sk = NULL;
 }
 
 /*
@@ -443,10 +442,10 @@ static void sdp_fb_data_ready(struct sock *t)
 	read_lock_bh(&t->sk_callback_lock);
 	ssk = t->sk_user_data;
 	if (ssk) {
-		ssk->tcp_data_ready(t);
+		ssk->fb.tcp_data_ready(t);
 		cb = READ_ONCE(ssk->sk.sk_data_ready);
 		/* (the same function as TCP's, unless a kernel user's) */
-		if (cb != ssk->tcp_data_ready && sdp_fb(ssk) &&
+		if (cb != ssk->fb.tcp_data_ready && sdp_fb(ssk) &&
 		    !sock_flag(&ssk->sk, SOCK_DEAD))
 			cb(&ssk->sk);
 	}
@@ -464,7 +463,7 @@ static void sdp_fb_write_space(struct sock *t)
 	read_lock_bh(&t->sk_callback_lock);
 	ssk = t->sk_user_data;
 	if (ssk) {
-		ssk->tcp_write_space(t);
+		ssk->fb.tcp_write_space(t);
 		cb = READ_ONCE(ssk->sk.sk_write_space);
 		if (cb != sdp_write_space && sdp_fb(ssk) &&
 		    !sock_flag(&ssk->sk, SOCK_DEAD))
@@ -486,12 +485,12 @@ static void sdp_fb_state_change(struct sock *t)
 	ssk = t->sk_user_data;
 	if (ssk) {
 		sk = &ssk->sk;
-		ssk->tcp_state_change(t);
+		ssk->fb.tcp_state_change(t);
 		/* (an SDP socket over RDMA has an idle native one) */
 		if (sdp_fb(ssk) && !sock_flag(sk, SOCK_DEAD)) {
 			sdp_set_state(sk, inet_sk_state_load(t));
 			cb = READ_ONCE(sk->sk_state_change);
-			if (cb != ssk->tcp_state_change)
+			if (cb != ssk->fb.tcp_state_change)
 				cb(sk);
 		}
 	}
@@ -553,7 +552,7 @@ void sdp_fb_attach(struct sdp_sock *ssk)
 	if (sdp_fb(ssk))
 		sdp_set_state(&ssk->sk, inet_sk_state_load(t));
 	if (t->sk_error_report != sdp_fb_error_report) {
-		ssk->tcp_error_report = t->sk_error_report;
+		ssk->fb.tcp_error_report = t->sk_error_report;
 		t->sk_error_report = sdp_fb_error_report;
 	}
 	t->sk_user_data = ssk;
@@ -571,7 +570,7 @@ void sdp_fb_detach(struct sdp_sock *ssk, struct socket *tcp)
 	write_lock_bh(&t->sk_callback_lock);
 	if (t->sk_user_data == ssk) {
 		if (t->sk_error_report == sdp_fb_error_report)
-			t->sk_error_report = ssk->tcp_error_report;
+			t->sk_error_report = ssk->fb.tcp_error_report;
 		sdp_fb_unhook_listen(ssk, t);
 		sdp_fb_unhook_conn(ssk, t);
 		t->sk_user_data = NULL;
@@ -600,14 +599,14 @@ int sdp_fb_start(struct sdp_sock *ssk, int reason)
 	/* A listener's native socket lost the hook (sdp_fb_listen): again. */
 	if (sk->sk_socket)
 		sdp_fb_attach(ssk);
-	sk_stop_timer(sk, &ssk->conn_timer);
+	sk_stop_timer(sk, &ssk->fb.conn_timer);
 	sdp_tcp_sync(ssk);
-	WRITE_ONCE(ssk->transport, SDP_TRANSPORT_TCP);
+	WRITE_ONCE(ssk->fb.transport, SDP_TRANSPORT_TCP);
 	sdp_set_state(sk, TCP_CLOSE);
-	if (ssk->id || ssk->conn)
+	if (sdp_cm_has_id(ssk->conn) || READ_ONCE(sdp_view(ssk)->live))
 		sdp_schedule_teardown(ssk);
-	err = kernel_connect(ssk->tcp, (struct sockaddr *)&ssk->fb_addr,
-			     ssk->fb_addrlen, O_NONBLOCK);
+	err = kernel_connect(ssk->tcp, (struct sockaddr *)&ssk->fb.addr,
+			     ssk->fb.addrlen, O_NONBLOCK);
 	clear_bit(SDP_F_SWITCHING, &ssk->flags);
 	sk->sk_state_change(sk);
 	return err;
@@ -666,17 +665,19 @@ bool sdp_fb_failed(struct sdp_sock *ssk, int reason)
 	if (!sdp_fb_allowed(ssk))
 		return false;
 	if (reason != SDP_FB_RESOURCES && reason != SDP_FB_PORT)
-		sdp_ncache_add(net, &ssk->fb_addr, reason);
+		sdp_ncache_add(net, &ssk->fb.addr, reason);
 	return true;
 }
 
-/* From an event: fall back, or fail the connect. */
-void sdp_fb_or_fail(struct sdp_sock *ssk, int reason)
+/* From an event (an upcall, or the attempt's timer): fall back, or fail the connect. */
+void sdp_fb_or_fail(struct sock *sk, int reason)
 {
+	struct sdp_sock *ssk = sdp_sk(sk);
+
 	if (sdp_fb_failed(ssk, reason))
 		sdp_fb_start_async(ssk, reason);
 	else
-		sdp_done(&ssk->sk, sdp_fb_errno(reason));
+		sdp_done(sk, sdp_fb_errno(reason));
 }
 
 /* A listener that serves TCP only. */
@@ -684,8 +685,8 @@ void sdp_fb_listener(struct sdp_sock *lssk, int reason)
 {
 	/* (its own address, for the tracepoint only) */
 	if (trace_sdp_fallback_enabled())
-		lssk->fb_addrlen = max(kernel_getsockname(lssk->tcp,
-				(struct sockaddr *)&lssk->fb_addr), 0);
+		lssk->fb.addrlen = max(kernel_getsockname(lssk->tcp,
+				(struct sockaddr *)&lssk->fb.addr), 0);
 	SDP_INC_STATS(sock_net(&lssk->sk), SDP_MIB_LISTEN_NO_RDMA);
 	sdp_fb_count(lssk, reason);
 }
@@ -693,30 +694,171 @@ void sdp_fb_listener(struct sdp_sock *lssk, int reason)
 /* The first attempt took too long: process context, via fb_work. */
 static void sdp_fb_timeout_work(struct work_struct *work)
 {
-	struct sdp_sock *ssk = container_of(work, struct sdp_sock, fb_work);
+	struct sdp_sock *ssk = container_of(work, struct sdp_sock, fb.work);
 	struct sock *sk = &ssk->sk;
 
 	lock_sock(sk);
-	if (sk->sk_state == TCP_SYN_SENT && ssk->transport != SDP_TRANSPORT_TCP &&
+	if (sk->sk_state == TCP_SYN_SENT && ssk->fb.transport != SDP_TRANSPORT_TCP &&
 	    !sock_flag(sk, SOCK_DEAD))
-		sdp_fb_or_fail(ssk, SDP_FB_TIMEOUT);
+		sdp_fb_or_fail(sk, SDP_FB_TIMEOUT);
 	release_sock(sk);
 	sock_put(sk);
 }
 
 static void sdp_fb_conn_timer(struct timer_list *t)
 {
-	struct sdp_sock *ssk = from_timer(ssk, t, conn_timer);
+	struct sdp_sock *ssk = from_timer(ssk, t, fb.conn_timer);
 
 	/* The timer's reference goes to the work (or is dropped there). */
-	if (!queue_work(sdp_wq, &ssk->fb_work))
+	if (!queue_work(sdp_wq, &ssk->fb.work))
 		sock_put(&ssk->sk);
 }
 
+static void sdp_fb_retry_work(struct work_struct *work);
+
 void sdp_fb_init(struct sdp_sock *ssk)
 {
-	INIT_WORK(&ssk->fb_work, sdp_fb_timeout_work);
-	timer_setup(&ssk->conn_timer, sdp_fb_conn_timer, 0);
+	INIT_WORK(&ssk->fb.work, sdp_fb_timeout_work);
+	timer_setup(&ssk->fb.conn_timer, sdp_fb_conn_timer, 0);
+	INIT_DELAYED_WORK(&ssk->fb.retry_work, sdp_fb_retry_work);
+}
+
+/* connect()'s destination, for TCP should it come to that. */
+void sdp_fb_target(struct sdp_sock *ssk, const struct sockaddr_storage *dst, int len)
+{
+	memcpy(&ssk->fb.addr, dst, sizeof(*dst));
+	ssk->fb.addrlen = len;
+}
+
+/* A new connect() or listen(): no attempt so far, no transport chosen. */
+void sdp_fb_reset(struct sdp_sock *ssk)
+{
+	ssk->fb.syn_retries = 0;
+	ssk->fb.transport = SDP_TRANSPORT_NONE;
+}
+
+/* Unlocked, before sdp_fb_reset(): a retry under way ends first. */
+void sdp_fb_cancel(struct sdp_sock *ssk)
+{
+	if (cancel_delayed_work_sync(&ssk->fb.retry_work))
+		sock_put(&ssk->sk);
+}
+
+/*
+ * The socket is being destroyed. Not the _sync variants: a child is
+ * destroyed from its listener's CM handler, and these works destroy ids
+ * (their handler mutexes). One already running holds its own reference
+ * and, finding the socket closed, does nothing.
+ */
+void sdp_fb_stop(struct sdp_sock *ssk)
+{
+	if (cancel_work(&ssk->fb.work))
+		sock_put(&ssk->sk);
+	if (cancel_delayed_work(&ssk->fb.retry_work))
+		sock_put(&ssk->sk);
+}
+
+/* A listener that served TCP only listens over RDMA again. */
+void sdp_fb_rearmed(struct sdp_sock *lssk)
+{
+	lssk->fb.reason = SDP_FB_NONE;
+}
+
+/*
+ * Upcall: the connection is up over RDMA. A socket still connecting (a
+ * passive child may have had its peer's DisConn or Abort before the event)
+ * becomes ESTABLISHED; the attempt's bound is off.
+ */
+void sdp_fb_established(struct sock *sk)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+
+	ssk->fb.transport = SDP_TRANSPORT_RDMA;
+	sk_stop_timer(sk, &ssk->fb.conn_timer);
+	if ((1 << sk->sk_state) & (TCPF_SYN_SENT | TCPF_SYN_RECV))
+		sdp_set_state(sk, TCP_ESTABLISHED);
+	sdp_keepalive_reset(ssk);
+}
+
+/*
+ * Locked, refused as busy: past the time TCP's connect() gives up
+ * (TCP_USER_TIMEOUT, TCP_SYNCNT, tcp_syn_retries), fail as it does.
+ */
+static bool sdp_fb_syn_expired(struct sdp_sock *ssk)
+{
+	if (time_before(jiffies, ssk->fb.syn_deadline))
+		return false;
+	SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_CONNECT_FAILED);
+	sdp_done(&ssk->sk, ETIMEDOUT);
+	return true;
+}
+
+/* After the listener's word on when a place frees: its timer's latency. */
+#define SDP_RETRY_SLACK		(HZ / 4)
+
+/*
+ * Upcall: a busy SDP listener refused us. Try again after TCP's SYN
+ * retransmit delays (1 s, 2 s, 4 s, ...), but no sooner than twice the time
+ * the refusal took (@took); or sooner when the listener said a place frees
+ * sooner (@retry_ms: a peer holding its queue with connections it never
+ * completes then delays us until their syn_timeout_ms, not beyond); and no
+ * later than TCP's deadline. That deadline, not a count of refusals, ends
+ * it: such hints make refusals come faster than retransmissions.
+ *
+ * A slow refusal means requests queue at the listener's CM, which serves
+ * them one at a time (a dropped SYN costs TCP nothing; a refused request
+ * costs the CM a connection id and a reject). A request that waits there
+ * past the CM's response timeout (about 6 s) is sent again, and each copy
+ * that arrives after the refusal is a new request: retrying on TCP's
+ * schedule regardless would keep that queue past the timeout for good.
+ */
+void sdp_fb_busy(struct sock *sk, u32 retry_ms, unsigned long took)
+{
+	struct sdp_sock *ssk = sdp_sk(sk);
+	unsigned long now = jiffies;
+	unsigned long delay = min_t(unsigned long, HZ << min_t(u8, ssk->fb.syn_retries, 7),
+				    TCP_RTO_MAX);
+
+	sk_stop_timer(sk, &ssk->fb.conn_timer);
+	if (sdp_fb_syn_expired(ssk))
+		return;
+	delay = max(delay, 2 * took);
+	if (retry_ms)
+		delay = min(delay, msecs_to_jiffies(retry_ms) + SDP_RETRY_SLACK);
+	delay = min(delay, ssk->fb.syn_deadline - now);
+	if (ssk->fb.syn_retries < U8_MAX)
+		ssk->fb.syn_retries++;
+	SDP_INC_STATS(sock_net(sk), SDP_MIB_CONNECT_RETRIES);
+	sock_hold(sk);
+	if (!queue_delayed_work(sdp_wq, &ssk->fb.retry_work, delay))
+		sock_put(sk);
+}
+
+static void sdp_fb_retry_work(struct work_struct *work)
+{
+	struct sdp_sock *ssk = container_of(to_delayed_work(work), struct sdp_sock,
+					    fb.retry_work);
+	struct sock *sk = &ssk->sk;
+	int reason;
+
+	lock_sock(sk);
+	if (sk->sk_state == TCP_SYN_SENT && !sdp_fb(ssk) && !sdp_fb_syn_expired(ssk)) {
+		/* A new id for the new attempt, on the same port. */
+		sdp_conn_release(ssk->conn);
+		release_sock(sk);
+		sdp_cm_destroy(ssk->conn);
+		lock_sock(sk);
+		if (sk->sk_state == TCP_SYN_SENT && !sdp_fb(ssk) &&
+		    !sdp_cm_has_id(ssk->conn)) {
+			reason = sdp_connect_rdma(ssk, &ssk->fb.addr);
+			if (reason)
+				sdp_fb_or_fail(sk, reason);
+			else
+				sdp_fb_arm(ssk);
+		}
+	}
+	release_sock(sk);
+	sock_put(sk);
 }
 
 /*
@@ -746,13 +888,13 @@ void sdp_fb_arm(struct sdp_sock *ssk)
 {
 	struct sdp_net *sn = sdp_net(sock_net(&ssk->sk));
 
-	if (!ssk->syn_retries)
-		ssk->syn_deadline = jiffies + sdp_syn_timeout(&ssk->sk);
+	if (!ssk->fb.syn_retries)
+		ssk->fb.syn_deadline = jiffies + sdp_syn_timeout(&ssk->sk);
 	if (sdp_fb_allowed(ssk))
-		sk_reset_timer(&ssk->sk, &ssk->conn_timer, jiffies +
+		sk_reset_timer(&ssk->sk, &ssk->fb.conn_timer, jiffies +
 			       msecs_to_jiffies(READ_ONCE(sn->connect_timeout_ms)));
 	else
-		sk_reset_timer(&ssk->sk, &ssk->conn_timer, ssk->syn_deadline);
+		sk_reset_timer(&ssk->sk, &ssk->fb.conn_timer, ssk->fb.syn_deadline);
 }
 
 /*
@@ -762,7 +904,7 @@ void sdp_fb_arm(struct sdp_sock *ssk)
 void sdp_fb_sync(struct sdp_sock *ssk)
 {
 	struct sock *sk = &ssk->sk, *t = ssk->tcp->sk;
-	int e = READ_ONCE(ssk->fb_err);
+	int e = READ_ONCE(ssk->fb.err);
 
 	sdp_fb_ready(ssk);
 	if (e) {
@@ -771,7 +913,7 @@ void sdp_fb_sync(struct sdp_sock *ssk)
 		else if (!READ_ONCE(t->sk_err))
 			cmpxchg(&sk->sk_err, e, 0);	/* read by a TCP call */
 		if (!READ_ONCE(sk->sk_err) || !READ_ONCE(t->sk_err))
-			WRITE_ONCE(ssk->fb_err, 0);
+			WRITE_ONCE(ssk->fb.err, 0);
 	}
 	sdp_tcp_sync(ssk);
 	/* SO_RCVBUF/SO_SNDBUF read TCP's autotuned sizes. */
@@ -820,7 +962,7 @@ int sdp_fb_connect(struct socket *sock, struct sockaddr *uaddr, int len, int fla
 
 	sdp_fb_sync(ssk);
 	/* a listener shut down: the connection's hooks, not the listener's */
-	if (READ_ONCE(ssk->fb_listen_sk) == tcp->sk && ssk->sk.sk_socket)
+	if (READ_ONCE(ssk->fb.listen_sk) == tcp->sk && ssk->sk.sk_socket)
 		sdp_fb_attach(ssk);
 	if (timeo < READ_ONCE(tcp->sk->sk_sndtimeo))
 		WRITE_ONCE(tcp->sk->sk_sndtimeo, timeo);
@@ -848,7 +990,7 @@ int sdp_fb_listen(struct sdp_sock *ssk, int backlog)
 	int err;
 
 	/* A socket TCP will refuse keeps its hook (it may be connected). */
-	if (!may_listen || ssk->fb_listen_sk == t)
+	if (!may_listen || ssk->fb.listen_sk == t)
 		return kernel_listen(tcp, backlog);
 	sdp_fb_detach(ssk, tcp);
 	write_lock_bh(&t->sk_callback_lock);
@@ -863,31 +1005,19 @@ int sdp_fb_listen(struct sdp_sock *ssk, int backlog)
 	return err;
 }
 
-/* A plain TCP client on the listener's native socket (@flags: O_NONBLOCK). */
-int sdp_fb_accept(struct sdp_sock *lssk, struct socket *newsock, int flags,
-		  bool kern)
+/*
+ * A plain TCP client on the listener's native socket (@flags: O_NONBLOCK)
+ * becomes @child, a new SDP socket over TCP from the start.
+ */
+int sdp_fb_accept(struct sdp_sock *lssk, struct sdp_sock *child, int flags)
 {
-	struct sdp_sock *child;
 	struct socket *tcp;
 	struct sock *t;
 	int err;
 
-	if ((flags & O_NONBLOCK) && !sdp_fb_pending(lssk))
-		return -EAGAIN;
-	/*
-	 * The SDP socket first: without memory for it, accept() fails and
-	 * the client stays queued for the next one, as TCP's would.
-	 */
-	child = sdp_sk_alloc(sock_net(&lssk->sk), newsock, kern);
-	if (!child)
-		return -ENOMEM;
 	err = kernel_accept(lssk->tcp, &tcp, flags & O_NONBLOCK);
-	if (err) {
-		newsock->sk = NULL;
-		child->sk.sk_socket = NULL;
-		sock_put(&child->sk);
+	if (err)
 		return err;
-	}
 	/* TCP's callbacks again: the SDP child has the listener's (below) */
 	t = tcp->sk;
 	lock_sock(t);
@@ -901,15 +1031,12 @@ int sdp_fb_accept(struct sdp_sock *lssk, struct socket *newsock, int flags,
 	/* TCP cloned the native listener; the SDP one's shadow is newer */
 	sdp_tcp_inherit(child, lssk);
 	sdp_tcp_refresh(child);
-	child->transport = SDP_TRANSPORT_TCP;
+	child->fb.transport = SDP_TRANSPORT_TCP;
 	/* (where the client is, for the tracepoint only) */
 	if (trace_sdp_fallback_enabled())
-		child->fb_addrlen = max(kernel_getpeername(tcp,
-				(struct sockaddr *)&child->fb_addr), 0);
+		child->fb.addrlen = max(kernel_getpeername(tcp,
+				(struct sockaddr *)&child->fb.addr), 0);
 	sdp_fb_count(child, SDP_FB_PEER_TCP);
-	newsock->ops = &sdp_proto_ops;
-	newsock->state = SS_CONNECTED;
-	sdp_fb_attach(child);
 	return 0;
 }
 

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Sockets Direct Protocol: listeners.
+ * Sockets Direct Protocol: listeners and their queues.
  *
- * A listener has an rdma_cm id on the port its native socket holds, and the
- * native socket listens too (plain TCP clients, see sdp_fallback.c). Each
- * request's Hello is checked; then, if the queues have room (listen()
+ * A listener's connection listens over rdma_cm on the port its native
+ * socket holds, and the native socket listens too (plain TCP clients, see
+ * sdp_fallback.c). The transport brings each request here, its Hello
+ * judged (sdp_listen_request()); then, if the queues have room (listen()
  * backlog, counted as TCP does: backlog + 1, the established and the
  * completing together; and the namespace's net.sdp.max_half_open
  * connections not yet established), it becomes a child socket with its QP,
@@ -19,14 +20,13 @@
  */
 #define pr_fmt(fmt) "sdp: " fmt
 
-#include <linux/jhash.h>
 #include <net/inet6_hashtables.h>
 #include <net/inet_hashtables.h>
 #include <net/ipv6.h>
 #include <net/tcp.h>
-#include <rdma/ib_cm.h>
 
-#include "sdp_rdma.h"
+#include "sdp_sock.h"
+#include "sdp_fallback.h"
 
 /*
  * Listeners that may listen over RDMA. rdma_cm moves a wildcard listener
@@ -53,8 +53,8 @@ void sdp_listener_add(struct sdp_sock *lssk)
 {
 	WARN_ON_ONCE(!test_bit(SDP_F_ARMING, &lssk->flags));
 	mutex_lock(&sdp_listeners_lock);
-	if (list_empty(&lssk->listen_item))
-		list_add_tail(&lssk->listen_item, &sdp_listeners);
+	if (list_empty(&lssk->lsn.item))
+		list_add_tail(&lssk->lsn.item, &sdp_listeners);
 	mutex_unlock(&sdp_listeners_lock);
 }
 
@@ -70,10 +70,10 @@ static struct sdp_sock *sdp_rearm_next(u32 gen)
 	struct sdp_sock *lssk, *found = NULL;
 
 	mutex_lock(&sdp_listeners_lock);
-	list_for_each_entry(lssk, &sdp_listeners, listen_item) {
-		if (lssk->rearm_gen == gen || READ_ONCE(lssk->id))
+	list_for_each_entry(lssk, &sdp_listeners, lsn.item) {
+		if (lssk->lsn.rearm_gen == gen || sdp_cm_has_id(lssk->conn))
 			continue;
-		lssk->rearm_gen = gen;
+		lssk->lsn.rearm_gen = gen;
 		sock_hold(&lssk->sk);
 		found = lssk;
 		break;
@@ -92,6 +92,63 @@ bool sdp_reuseport_held(const struct sdp_sock *lssk, int err)
 	return lssk->sk.sk_reuseport && (err == -EADDRINUSE || err == -EADDRNOTAVAIL);
 }
 
+/*
+ * Listen over RDMA on the address and port the native listener holds;
+ * called unlocked by whoever set SDP_F_ARMING under the lock (listen(),
+ * the re-arm work), who clears it once it has noted the result: until then
+ * a stop waits (sdp_listen_stop()), and so do connect() and listen() of
+ * the closed socket listen() claimed.
+ */
+static int sdp_listen_rdma(struct sdp_sock *lssk)
+{
+	struct sock *lsk = &lssk->sk;
+	struct sockaddr_storage addr;
+	bool afonly = false, reuse = false, listened;
+	int backlog = 0, err;
+
+	lock_sock(lsk);
+	err = sdp_listening(lssk) ? kernel_getsockname(lssk->tcp, (struct sockaddr *)&addr) :
+				    -ECONNABORTED;
+	if (err >= 0) {
+		sdp_addr_unmap(&addr);
+		afonly = ipv6_only_sock(lssk->tcp->sk);
+		reuse = lsk->sk_reuse;
+		backlog = lsk->sk_max_ack_backlog;
+	}
+	release_sock(lsk);
+	if (err < 0)
+		return err;
+	err = sdp_cm_listen(lssk->conn, &addr, afonly, reuse, backlog, &listened);
+	/* shut down meanwhile: its reuseport group may take the port */
+	if (err == -ECONNABORTED && listened && lsk->sk_reuseport)
+		sdp_listeners_rearm();
+	return err;
+}
+
+/*
+ * A new listener listens over RDMA too, unlocked; then it serves RDMA, or
+ * TCP only and counts why. Its listen() set SDP_F_ARMING.
+ */
+void sdp_listen_arm(struct sdp_sock *lssk)
+{
+	struct sock *sk = &lssk->sk;
+	int err = sdp_listen_rdma(lssk);
+
+	lock_sock(sk);
+	if (err != -ECONNABORTED && sdp_listening(lssk)) {
+		/* A reuseport group's port: served by the id's holder. */
+		if (err && !sdp_reuseport_held(lssk, err))
+			sdp_fb_listener(lssk, SDP_FB_NO_RDMA_LISTEN);
+		else
+			sdp_fb_listening(lssk);
+	}
+	release_sock(sk);
+	clear_and_wake_up_bit(SDP_F_ARMING, &lssk->flags);
+	/* Short of memory now, maybe not in a moment: it tries again. */
+	if (err == -ENOMEM)
+		sdp_listeners_rearm();
+}
+
 /* Listen over RDMA again; true if the listener still has none. */
 static bool sdp_rearm_one(struct sdp_sock *lssk)
 {
@@ -100,16 +157,16 @@ static bool sdp_rearm_one(struct sdp_sock *lssk)
 	int err;
 
 	lock_sock(lsk);
-	arm = sdp_listening(lssk) && !lssk->id;
+	arm = sdp_listening(lssk) && !sdp_cm_has_id(lssk->conn);
 	/* listen() or an earlier pass is arming it: see again after it */
 	busy = arm && test_and_set_bit(SDP_F_ARMING, &lssk->flags);
 	release_sock(lsk);
 	if (!arm || busy)
 		return busy;
-	err = sdp_cm_listen(lssk);
+	err = sdp_listen_rdma(lssk);
 	lock_sock(lsk);
 	if (!err && sdp_listening(lssk)) {
-		lssk->fb_reason = SDP_FB_NONE;
+		sdp_fb_rearmed(lssk);
 		SDP_INC_STATS(sock_net(lsk), SDP_MIB_LISTEN_REARMED);
 	}
 	release_sock(lsk);
@@ -151,39 +208,34 @@ void sdp_listen_exit(void)
  * addresses picks. Returns that listener, held, or NULL for @lssk itself.
  */
 static struct sdp_sock *sdp_reuseport_pick(struct sdp_sock *lssk,
-					   struct rdma_cm_id *id)
+					   const struct sdp_req *req)
 {
-	struct sockaddr_storage local = id->route.addr.src_addr;
-	struct sockaddr_storage peer = id->route.addr.dst_addr;
-	int dif = id->route.addr.dev_addr.bound_dev_if;
 	struct net *net = sock_net(&lssk->sk);
 	struct inet_hashinfo *hinfo = net->ipv4.tcp_death_row.hashinfo;
 	struct sdp_sock *s, *found = NULL;
 	struct sock *t;
 
-	sdp_addr_unmap(&local);
-	sdp_addr_unmap(&peer);
 	rcu_read_lock();
-	if (peer.ss_family == AF_INET) {
-		const struct sockaddr_in *l = (void *)&local, *p = (void *)&peer;
+	if (req->peer.ss_family == AF_INET) {
+		const struct sockaddr_in *l = (void *)&req->local, *p = (void *)&req->peer;
 
 		t = __inet_lookup_listener(net, hinfo, NULL, 0,
 					   p->sin_addr.s_addr, p->sin_port,
 					   l->sin_addr.s_addr, ntohs(l->sin_port),
-					   dif, 0);
+					   req->ifindex, 0);
 	} else {
-		const struct sockaddr_in6 *l = (void *)&local, *p = (void *)&peer;
+		const struct sockaddr_in6 *l = (void *)&req->local, *p = (void *)&req->peer;
 
 		t = inet6_lookup_listener(net, hinfo, NULL, 0, &p->sin6_addr,
 					  p->sin6_port, &l->sin6_addr,
-					  ntohs(l->sin6_port), dif, 0);
+					  ntohs(l->sin6_port), req->ifindex, 0);
 	}
 	rcu_read_unlock();
 	/* Only compared: one of ours is found by its native socket. */
 	if (IS_ERR_OR_NULL(t) || t == lssk->tcp->sk)
 		return NULL;
 	mutex_lock(&sdp_listeners_lock);
-	list_for_each_entry(s, &sdp_listeners, listen_item) {
+	list_for_each_entry(s, &sdp_listeners, lsn.item) {
 		/* t may have been freed and reused since: the port says */
 		if (s->tcp->sk == t && sdp_listening(s) && s->sk.sk_reuseport &&
 		    inet_sk(t)->inet_num == inet_sk(lssk->tcp->sk)->inet_num) {
@@ -222,8 +274,8 @@ static void sdp_half_open_leave(struct sdp_sock *child)
 	struct sdp_net *sn = sdp_net(sock_net(&child->sk));
 
 	spin_lock(&sn->half_open_lock);
-	if (!list_empty(&child->half_open_item)) {
-		list_del_init(&child->half_open_item);
+	if (!list_empty(&child->child.half_open_item)) {
+		list_del_init(&child->child.half_open_item);
 		sn->half_open_nr--;
 	}
 	spin_unlock(&sn->half_open_lock);
@@ -232,7 +284,7 @@ static void sdp_half_open_leave(struct sdp_sock *child)
 /* In how many ms @child, not established, is dropped (at least 1). */
 static u32 sdp_half_open_left(const struct sdp_sock *child, const struct sdp_net *sn)
 {
-	unsigned long end = READ_ONCE(child->syn_stamp) +
+	unsigned long end = READ_ONCE(child->child.syn_stamp) +
 			    msecs_to_jiffies(READ_ONCE(sn->syn_timeout_ms));
 
 	return time_after(end, jiffies) ? jiffies_to_msecs(end - jiffies) : 1;
@@ -250,19 +302,11 @@ static bool sdp_half_open_promise(struct sdp_sock *child, u32 who)
 {
 	u32 old = 0;
 
-	return try_cmpxchg(&child->promised, &old, who) || old == who;
+	return try_cmpxchg(&child->child.promised, &old, who) || old == who;
 }
 
 /* How many of the oldest places a refusal looks at: its cost is bounded. */
 #define SDP_PROMISE_SCAN	32
-
-/* Who sent @id's request, for sdp_half_open_promise(): never 0. */
-static u32 sdp_req_who(const struct rdma_cm_id *id)
-{
-	const struct sockaddr *a = (const struct sockaddr *)&id->route.addr.dst_addr;
-
-	return jhash(a, rdma_addr_size(a), 0) | 1;
-}
 
 /*
  * Room for one more child of @lssk, before anything is built for it: within
@@ -270,16 +314,15 @@ static u32 sdp_req_who(const struct rdma_cm_id *id)
  * place taken (in syn_count and the namespace's count: sdp_child_link()
  * fills it, sdp_syn_unreserve() gives it back), or busy, counted, with
  * *retry_ms saying when the oldest child not established and not promised
- * to another client, which holds the place, is dropped (0 if none: an
- * accept queue full of established ones): the refused client then tries
- * again no later.
+ * to another client (@who is the one refused), which holds the place, is
+ * dropped (0 if none: an accept queue full of established ones): the
+ * refused client then tries again no later.
  */
-static int sdp_syn_reserve(struct sdp_sock *lssk, const struct rdma_cm_id *id, u32 *retry_ms)
+static int sdp_syn_reserve(struct sdp_sock *lssk, u32 who, u32 *retry_ms)
 {
 	struct sock *lsk = &lssk->sk;
 	struct net *net = sock_net(lsk);
 	struct sdp_net *sn = sdp_net(net);
-	u32 who = sdp_req_who(id);
 	struct sdp_sock *child;
 	int mib, scan = SDP_PROMISE_SCAN;
 
@@ -287,11 +330,11 @@ static int sdp_syn_reserve(struct sdp_sock *lssk, const struct rdma_cm_id *id, u
 	lock_sock(lsk);
 	if (!sdp_listening(lssk)) {
 		mib = SDP_MIB_BACKLOG_BUSY;
-	} else if (READ_ONCE(lsk->sk_ack_backlog) + lssk->syn_count >
+	} else if (READ_ONCE(lsk->sk_ack_backlog) + lssk->lsn.syn_count >
 		   READ_ONCE(lsk->sk_max_ack_backlog)) {
 		/* established and completing together: backlog + 1, as TCP */
 		mib = SDP_MIB_BACKLOG_BUSY;
-		list_for_each_entry(child, &lssk->syn_q, child) {
+		list_for_each_entry(child, &lssk->lsn.syn_q, child.node) {
 			if (!scan--)
 				break;
 			if (READ_ONCE(child->sk.sk_state) == TCP_SYN_RECV &&
@@ -301,13 +344,13 @@ static int sdp_syn_reserve(struct sdp_sock *lssk, const struct rdma_cm_id *id, u
 			}
 		}
 	} else if (sdp_half_open_take(sn)) {
-		lssk->syn_count++;
+		lssk->lsn.syn_count++;
 		release_sock(lsk);
 		return 0;
 	} else {
 		mib = SDP_MIB_HALF_OPEN_FULL;
 		spin_lock(&sn->half_open_lock);
-		list_for_each_entry(child, &sn->half_open, half_open_item) {
+		list_for_each_entry(child, &sn->half_open, child.half_open_item) {
 			if (!scan--)
 				break;
 			if (sdp_half_open_promise(child, who)) {
@@ -325,7 +368,7 @@ static int sdp_syn_reserve(struct sdp_sock *lssk, const struct rdma_cm_id *id, u
 /* Listener locked: a place sdp_syn_reserve() took and no child filled. */
 static void sdp_syn_unreserve(struct sdp_sock *lssk)
 {
-	lssk->syn_count--;
+	lssk->lsn.syn_count--;
 	sdp_half_open_put(sdp_net(sock_net(&lssk->sk)));
 }
 
@@ -338,14 +381,14 @@ static void sdp_child_link(struct sdp_sock *lssk, struct sdp_sock *child)
 {
 	struct sdp_net *sn = sdp_net(sock_net(&lssk->sk));
 
-	list_add_tail(&child->child, &lssk->syn_q);
-	child->queue = SDP_Q_SYN;
-	child->syn_stamp = jiffies;
+	list_add_tail(&child->child.node, &lssk->lsn.syn_q);
+	child->child.queue = SDP_Q_SYN;
+	child->child.syn_stamp = jiffies;
 	spin_lock(&sn->half_open_lock);
-	list_add_tail(&child->half_open_item, &sn->half_open);
+	list_add_tail(&child->child.half_open_item, &sn->half_open);
 	spin_unlock(&sn->half_open_lock);
 	sock_hold(&child->sk);
-	if (!queue_delayed_work(sdp_wq, &child->syn_work,
+	if (!queue_delayed_work(sdp_wq, &child->child.syn_work,
 				msecs_to_jiffies(READ_ONCE(sn->syn_timeout_ms))))
 		sock_put(&child->sk);
 }
@@ -354,58 +397,39 @@ static void sdp_child_link(struct sdp_sock *lssk, struct sdp_sock *child)
 static void sdp_child_syn_stop(struct sdp_sock *child)
 {
 	sdp_half_open_leave(child);
-	if (cancel_delayed_work(&child->syn_work))
+	if (cancel_delayed_work(&child->child.syn_work))
 		__sock_put(&child->sk);	/* the caller's reference remains */
 }
 
 /* Listener locked: the child is off syn_q, established or not. */
 static void sdp_child_syn_done(struct sdp_sock *lssk, struct sdp_sock *child)
 {
-	lssk->syn_count--;
+	lssk->lsn.syn_count--;
 	sdp_child_syn_stop(child);
 }
 
 /* Listener locked. */
 static void sdp_child_unlink(struct sdp_sock *lssk, struct sdp_sock *child)
 {
-	if (child->queue == SDP_Q_NONE)
+	if (child->child.queue == SDP_Q_NONE)
 		return;
-	if (child->queue == SDP_Q_SYN)
+	if (child->child.queue == SDP_Q_SYN)
 		sdp_child_syn_done(lssk, child);
 	else
 		sk_acceptq_removed(&lssk->sk);
-	list_del_init(&child->child);
-	child->queue = SDP_Q_NONE;
+	list_del_init(&child->child.node);
+	child->child.queue = SDP_Q_NONE;
 }
 
-/* A child for the request on @id; not yet on the listener's queues. */
-static struct sdp_sock *sdp_child_alloc(struct sdp_sock *lssk,
-					struct rdma_cm_id *id,
-					const struct sdp_hh *hh)
-{
-	struct sock *lsk = &lssk->sk;
-	struct sdp_sock *child;
-
-	child = sdp_up->child(lssk);
-	if (!child)
-		return NULL;
-	child->peer_hh = *hh;
-	sock_hold(lsk);
-	child->parent = lssk;
-	sock_hold(&child->sk);
-	child->id = id;
-	id->context = child;
-	sdp_up->state(&child->sk, TCP_SYN_RECV);
-	return child;
-}
-
-/* Free a child nobody saw; rdma_cm destroys its id (handler returns 1). */
+/*
+ * Free a child nobody saw: its connection gives the request back, and
+ * rdma_cm destroys the id (the handler returns 1).
+ */
 static void sdp_child_discard(struct sdp_sock *child)
 {
-	child->id = NULL;
-	sock_put(&child->sk);
+	sdp_conn_drop_req(child->conn);
 	sock_set_flag(&child->sk, SOCK_DEAD);
-	sdp_up->destroy(child);
+	sdp_destroy(child);
 }
 
 /* Orphan a child that left its listener's queues: reset and tear down. */
@@ -416,12 +440,12 @@ static void sdp_child_kill(struct sdp_sock *child, int err)
 	lock_sock(csk);
 	sock_set_flag(csk, SOCK_DEAD);
 	if (csk->sk_state == TCP_CLOSE)
-		sdp_up->teardown(child);
+		sdp_schedule_teardown(child);
 	else if (csk->sk_state == TCP_SYN_RECV)
 		/* never established: dropped without an Abort, as TCP's request */
-		sdp_up->done(csk, err);
+		sdp_done(csk, err);
 	else
-		sdp_up->abort(child, err);
+		sdp_abort(child, err);
 	release_sock(csk);
 }
 
@@ -432,11 +456,11 @@ static void sdp_child_kill(struct sdp_sock *child, int err)
  */
 void sdp_child_drop(struct sdp_sock *child, int err)
 {
-	struct sdp_sock *lssk = child->parent;
+	struct sdp_sock *lssk = child->child.parent;
 	bool mine;
 
 	lock_sock(&lssk->sk);
-	mine = child->queue == SDP_Q_SYN;
+	mine = child->child.queue == SDP_Q_SYN;
 	if (mine)
 		sdp_child_unlink(lssk, child);
 	release_sock(&lssk->sk);
@@ -444,97 +468,51 @@ void sdp_child_drop(struct sdp_sock *child, int err)
 		sdp_child_kill(child, err);
 }
 
-/* Accept the child over RDMA, inside its CONNECT_REQUEST event. */
-static int sdp_passive_accept(struct sdp_sock *child)
+/* Upcall: a child's connection failed (unlocked). */
+void sdp_child_failed(struct sock *sk, int err)
 {
-	const struct sdp_hh *hh = &child->peer_hh;
-	struct rdma_cm_id *id = child->id;
-	struct rdma_conn_param param;
-	struct sdp_hah hah;
-	struct sdp_conn *c;
-	int err;
-
-	lock_sock(&child->sk);
-	err = -ECONNABORTED;
-	if (child->sk.sk_state != TCP_SYN_RECV)
-		goto out;
-	/* our memory: the peer may wish for smaller buffers, not larger */
-	err = sdp_fault(SDP_FAULT_ACCEPT) ? -ENOMEM :
-	      sdp_conn_create(child, id, be32_to_cpu(hh->desremrcvsz));
-	if (err)
-		goto out;
-	c = child->conn;
-	sdp_proto_hello_ack(&hah, sdp_conn_hello_bufs(c), c->rcv_size, hh->ipv_cap);
-	err = sdp_conn_start(c, be32_to_cpu(hh->localrcvsz),
-			     be16_to_cpu(hh->bsdh.bufs));
-	if (err)
-		goto out;
-	err = sdp_conn_param(id, &param, &hah, sizeof(hah));
-	if (!err)
-		err = sdp_conn_rts(c);
-	if (!err) {
-		param.qp_num = c->qp->qp_num;
-		err = rdma_accept(id, &param);
-	}
-	if (!err)
-		SDP_INC_STATS(sock_net(&child->sk), SDP_MIB_PASSIVE_OPENS);
-out:
-	if (err)
-		sdp_conn_free(child);
-	release_sock(&child->sk);
-	return err;
+	sdp_child_drop(sdp_sk(sk), err);
 }
 
 /*
- * Refuse @id's request, saying why (enum sdp_rej_reason) and, if busy, when
- * to try again; counted.
+ * Upcall, unlocked: a request came to @lssk (its Hello judged: req->
+ * bad_hello), for a child that @new_child makes (af_sdp.c). The child's
+ * connection, having taken the request, on the listener's syn_q; or NULL
+ * with req->verdict saying why not.
  */
-static void sdp_req_reject(struct sock *lsk, struct rdma_cm_id *id, u8 reason,
-			   u32 retry_ms)
-{
-	struct sdp_rej rej;
-
-	sdp_proto_rej(&rej, reason, retry_ms);
-	SDP_INC_STATS(sock_net(lsk), SDP_MIB_REJECT_SENT);
-	rdma_reject(id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
-}
-
-int sdp_cm_req(struct sdp_sock *lssk, struct rdma_cm_id *id,
-	       const struct rdma_cm_event *ev)
+struct sdp_conn *sdp_listen_request(struct sdp_sock *lssk, struct sdp_req *req,
+				    struct sdp_sock *(*new_child)(struct sdp_sock *lssk))
 {
 	struct sdp_sock *child, *pick = NULL;
-	u32 retry_ms = 0;
+	struct sdp_conn *c = NULL;
 	struct sock *lsk;
-	u8 reason;
-	int err;
 
 	if (lssk->sk.sk_reuseport)
-		pick = sdp_reuseport_pick(lssk, id);
+		pick = sdp_reuseport_pick(lssk, req);
 	if (pick)
 		lssk = pick;
 	lsk = &lssk->sk;
 	/*
 	 * SO_BINDTODEVICE: a request from another netdev is not for us, as a
-	 * bound TCP listener never sees such a SYN; rejected as by no listener.
+	 * bound TCP listener never sees such a SYN; refused as by no listener.
 	 */
-	if (lsk->sk_bound_dev_if &&
-	    lsk->sk_bound_dev_if != id->route.addr.dev_addr.bound_dev_if) {
-		if (pick)
-			sock_put(&pick->sk);
-		rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
-		return 1;
-	}
-	reason = sdp_proto_check_hello(ev->param.conn.private_data,
-				       ev->param.conn.private_data_len);
-	if (reason) {
-		SDP_INC_STATS(sock_net(lsk), SDP_MIB_BAD_HELLO);
-		goto reject;
-	}
+	req->verdict = SDP_VERDICT_IGNORE;
+	if (lsk->sk_bound_dev_if && lsk->sk_bound_dev_if != req->ifindex)
+		goto out;
+	req->verdict = SDP_VERDICT_BAD_HELLO;
+	if (req->bad_hello)
+		goto out;
 	/* Nothing is built for a request the queues have no room for. */
-	reason = SDP_REJ_BUSY;
-	if (sdp_syn_reserve(lssk, id, &retry_ms))
-		goto reject;
-	child = sdp_child_alloc(lssk, id, ev->param.conn.private_data);
+	req->verdict = SDP_VERDICT_BUSY;
+	if (sdp_syn_reserve(lssk, req->who, &req->retry_ms))
+		goto out;
+	child = new_child(lssk);
+	if (child) {
+		sdp_conn_take_req(child->conn, req);
+		sock_hold(lsk);
+		child->child.parent = lssk;
+		sdp_set_state(&child->sk, TCP_SYN_RECV);
+	}
 	lock_sock(lsk);
 	if (!child || !sdp_listening(lssk)) {
 		sdp_syn_unreserve(lssk);
@@ -543,34 +521,17 @@ int sdp_cm_req(struct sdp_sock *lssk, struct rdma_cm_id *id,
 			SDP_INC_STATS(sock_net(lsk), SDP_MIB_BACKLOG_BUSY);
 			sdp_child_discard(child);
 		} else {
-			reason = SDP_REJ_NOMEM;
+			req->verdict = SDP_VERDICT_NOMEM;
 		}
-		goto reject;
+		goto out;
 	}
 	sdp_child_link(lssk, child);
 	release_sock(lsk);
-
-	/*
-	 * The child is the listener's now: failures go through its queue.
-	 * Short of resources, say so: the client falls back for this one
-	 * connection instead of taking the port for TCP-only (an id destroyed
-	 * unanswered sends a bare reject).
-	 */
-	err = sdp_passive_accept(child);
-	if (err) {
-		if (err != -ECONNABORTED)
-			sdp_req_reject(lsk, id, SDP_REJ_NOMEM, 0);
-		sdp_child_drop(child, -err);
-	}
+	c = child->conn;
+out:
 	if (pick)
 		sock_put(&pick->sk);
-	return 0;
-
-reject:
-	sdp_req_reject(lsk, id, reason, retry_ms);
-	if (pick)
-		sock_put(&pick->sk);
-	return 1;
+	return c;
 }
 
 /*
@@ -590,8 +551,8 @@ static void sdp_child_queue(struct sdp_sock *lssk, struct sdp_sock *child)
 	struct sock *lsk = &lssk->sk;
 
 	sdp_child_syn_done(lssk, child);
-	list_move_tail(&child->child, &lssk->accept_q);
-	child->queue = SDP_Q_ACCEPT;
+	list_move_tail(&child->child.node, &lssk->lsn.accept_q);
+	child->child.queue = SDP_Q_ACCEPT;
 	sk_acceptq_added(lsk);
 	lsk->sk_data_ready(lsk);
 }
@@ -599,7 +560,7 @@ static void sdp_child_queue(struct sdp_sock *lssk, struct sdp_sock *child)
 /* ... if the listener still listens and the child is still connected. */
 static void sdp_child_ready(struct sdp_sock *lssk, struct sdp_sock *child)
 {
-	if (sdp_listening(lssk) && child->queue == SDP_Q_SYN &&
+	if (sdp_listening(lssk) && child->child.queue == SDP_Q_SYN &&
 	    READ_ONCE(child->sk.sk_state) != TCP_CLOSE)
 		sdp_child_queue(lssk, child);
 }
@@ -613,12 +574,11 @@ static void sdp_child_ready(struct sdp_sock *lssk, struct sdp_sock *child)
  */
 void sdp_child_ended(struct sdp_sock *child, struct sdp_sock *lssk)
 {
-	bool peer_up = READ_ONCE(child->stats.rx_msgs) ||
-		       test_bit(SDP_F_PEER_UP, &child->flags);
+	bool peer_up = sdp_conn_peer_up(child->conn);
 	bool mine;
 
 	lock_sock(&lssk->sk);
-	mine = child->queue == SDP_Q_SYN;
+	mine = child->child.queue == SDP_Q_SYN;
 	if (mine && peer_up && sdp_listening(lssk)) {
 		sdp_child_queue(lssk, child);
 		mine = false;
@@ -630,27 +590,36 @@ void sdp_child_ended(struct sdp_sock *child, struct sdp_sock *lssk)
 		sdp_child_kill(child, 0);
 }
 
-/*
- * The passive side is established: the child may be accepted now, or,
- * under TCP_DEFER_ACCEPT, once its first data arrives or the period is
- * over (TCP then takes the client's next ACK).
- */
-void sdp_passive_established(struct sdp_sock *child)
+/* A deferred child's data came (softirq or process context). */
+static void sdp_defer_data(struct sdp_sock *child)
 {
-	struct sdp_sock *lssk = child->parent;
+	sock_hold(&child->sk);
+	if (mod_delayed_work(sdp_wq, &child->child.accept_work, 0))
+		sock_put(&child->sk);	/* it was pending, with its own */
+}
+
+/*
+ * Upcall, unlocked: the passive side is established. The child may be
+ * accepted now, or, under TCP_DEFER_ACCEPT, once its first data arrives
+ * or the period is over (TCP then takes the client's next ACK).
+ */
+void sdp_child_established(struct sock *sk)
+{
+	struct sdp_sock *child = sdp_sk(sk);
+	struct sdp_sock *lssk = child->child.parent;
 	struct sock *lsk = &lssk->sk;
 	unsigned long defer;
 
 	lock_sock(lsk);
 	sdp_child_syn_stop(child);
 	defer = sdp_listening(lssk) ? sdp_defer_period(lssk) : 0;
-	if (defer && !sdp_readable(&child->sk, 1) && child->queue == SDP_Q_SYN) {
+	if (defer && !sdp_readable(sk, 1) && child->child.queue == SDP_Q_SYN) {
 		set_bit(SDP_F_DEFER_ACCEPT, &child->flags);
-		sock_hold(&child->sk);
-		if (!queue_delayed_work(sdp_wq, &child->accept_work, defer))
-			sock_put(&child->sk);
+		sock_hold(sk);
+		if (!queue_delayed_work(sdp_wq, &child->child.accept_work, defer))
+			sock_put(sk);
 		/* data that came meanwhile found the flag unset */
-		if (sdp_readable(&child->sk, 1))
+		if (sdp_readable(sk, 1))
 			sdp_defer_data(child);
 	} else {
 		sdp_child_ready(lssk, child);
@@ -658,19 +627,19 @@ void sdp_passive_established(struct sdp_sock *child)
 	release_sock(lsk);
 }
 
-/* A deferred child's data came (softirq or process context). */
-void sdp_defer_data(struct sdp_sock *child)
+/* Upcall: bytes came to read; a deferred child is ready for accept(). */
+void sdp_data_ready(struct sock *sk)
 {
-	sock_hold(&child->sk);
-	if (mod_delayed_work(sdp_wq, &child->accept_work, 0))
-		sock_put(&child->sk);	/* it was pending, with its own */
+	sk->sk_data_ready(sk);
+	if (test_bit(SDP_F_DEFER_ACCEPT, &sdp_sk(sk)->flags))
+		sdp_defer_data(sdp_sk(sk));
 }
 
 static void sdp_accept_work(struct work_struct *work)
 {
 	struct sdp_sock *child = container_of(to_delayed_work(work), struct sdp_sock,
-					      accept_work);
-	struct sdp_sock *lssk = child->parent;
+					      child.accept_work);
+	struct sdp_sock *lssk = child->child.parent;
 
 	lock_sock(&lssk->sk);
 	if (test_and_clear_bit(SDP_F_DEFER_ACCEPT, &child->flags))
@@ -683,12 +652,12 @@ static void sdp_accept_work(struct work_struct *work)
 static void sdp_syn_work(struct work_struct *work)
 {
 	struct sdp_sock *child = container_of(to_delayed_work(work), struct sdp_sock,
-					      syn_work);
-	struct sdp_sock *lssk = child->parent;
+					      child.syn_work);
+	struct sdp_sock *lssk = child->child.parent;
 	bool late;
 
 	lock_sock(&lssk->sk);
-	late = child->queue == SDP_Q_SYN &&
+	late = child->child.queue == SDP_Q_SYN &&
 	       READ_ONCE(child->sk.sk_state) == TCP_SYN_RECV;
 	if (late)
 		sdp_child_unlink(lssk, child);
@@ -700,10 +669,44 @@ static void sdp_syn_work(struct work_struct *work)
 	sock_put(&child->sk);
 }
 
+/* Both parts of a socket, listener and child, start empty. */
 void sdp_listen_init(struct sdp_sock *ssk)
 {
-	INIT_DELAYED_WORK(&ssk->accept_work, sdp_accept_work);
-	INIT_DELAYED_WORK(&ssk->syn_work, sdp_syn_work);
+	INIT_LIST_HEAD(&ssk->lsn.syn_q);
+	INIT_LIST_HEAD(&ssk->lsn.accept_q);
+	INIT_LIST_HEAD(&ssk->lsn.item);
+	INIT_LIST_HEAD(&ssk->child.node);
+	INIT_LIST_HEAD(&ssk->child.half_open_item);
+	INIT_DELAYED_WORK(&ssk->child.accept_work, sdp_accept_work);
+	INIT_DELAYED_WORK(&ssk->child.syn_work, sdp_syn_work);
+}
+
+/*
+ * The socket is being destroyed: a child's queue works use its parent,
+ * which goes next, so they are waited for. They take only the listener's
+ * lock, never held here, and destroy no id.
+ */
+void sdp_child_stop(struct sdp_sock *ssk)
+{
+	if (cancel_delayed_work_sync(&ssk->child.accept_work))
+		sock_put(&ssk->sk);
+	if (cancel_delayed_work_sync(&ssk->child.syn_work))
+		sock_put(&ssk->sk);
+}
+
+/* ... and the reference on the parent goes. */
+void sdp_child_release(struct sdp_sock *ssk)
+{
+	if (ssk->child.parent) {
+		sock_put(&ssk->child.parent->sk);
+		ssk->child.parent = NULL;
+	}
+}
+
+/* Upcall: still listening (it drops its lock while it stops). */
+bool sdp_listening_up(const struct sock *sk)
+{
+	return sdp_listening(sdp_sk(sk));
 }
 
 /* The oldest established child, off the queue; listener locked. */
@@ -711,7 +714,7 @@ struct sdp_sock *sdp_accept_dequeue(struct sdp_sock *lssk)
 {
 	struct sdp_sock *child;
 
-	child = list_first_entry_or_null(&lssk->accept_q, struct sdp_sock, child);
+	child = list_first_entry_or_null(&lssk->lsn.accept_q, struct sdp_sock, child.node);
 	if (child)
 		sdp_child_unlink(lssk, child);
 	return child;
@@ -726,18 +729,18 @@ void sdp_listen_stop(struct sdp_sock *lssk)
 {
 	struct sock *lsk = &lssk->sk;
 	struct sdp_sock *child;
-	bool had_id = READ_ONCE(lssk->id);
+	bool had_id = sdp_cm_has_id(lssk->conn);
 
 	set_bit(SDP_F_STOPPING, &lssk->flags);
 	release_sock(lsk);
 
 	mutex_lock(&sdp_listeners_lock);
-	list_del_init(&lssk->listen_item);
+	list_del_init(&lssk->lsn.item);
 	mutex_unlock(&sdp_listeners_lock);
 
 	/* An rdma_listen() under way (listen(), re-arm) ends first: its id goes. */
 	wait_on_bit(&lssk->flags, SDP_F_ARMING, TASK_UNINTERRUPTIBLE);
-	sdp_cm_destroy(lssk);
+	sdp_cm_destroy(lssk->conn);
 	/* The port's id is free: another of its reuseport group takes it. */
 	if (had_id && lsk->sk_reuseport)
 		sdp_listeners_rearm();
@@ -745,14 +748,15 @@ void sdp_listen_stop(struct sdp_sock *lssk)
 
 	for (;;) {
 		lock_sock(lsk);
-		child = list_first_entry_or_null(&lssk->accept_q, struct sdp_sock, child) ? :
-			list_first_entry_or_null(&lssk->syn_q, struct sdp_sock, child);
+		child = list_first_entry_or_null(&lssk->lsn.accept_q, struct sdp_sock,
+						 child.node) ? :
+			list_first_entry_or_null(&lssk->lsn.syn_q, struct sdp_sock, child.node);
 		if (!child)
 			break;
 		sdp_child_unlink(lssk, child);
 		release_sock(lsk);
 		sdp_child_kill(child, ECONNRESET);
 	}
-	sdp_up->state(lsk, TCP_CLOSE);
+	sdp_set_state(lsk, TCP_CLOSE);
 	clear_and_wake_up_bit(SDP_F_STOPPING, &lssk->flags);
 }

@@ -27,9 +27,10 @@
 #include <linux/sysctl.h>
 #include <net/net_namespace.h>
 
-#include "sdp_sock.h"
-#include "sdp_proto.h"
+#include "sdp_compat.h"
 #include "sdp_conn.h"
+#include "sdp_netns.h"
+#include "sdp_proto.h"
 
 unsigned int sdp_net_id;
 

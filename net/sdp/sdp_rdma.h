@@ -1,18 +1,25 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Sockets Direct Protocol: the transport's own types. A connection's QP,
- * CQ and buffer rings, the devices, and the functions that pass them
- * around. Only the transport files include this (and <rdma/...>).
+ * Sockets Direct Protocol: the transport's own types. struct sdp_conn
+ * whole, its QP, CQ and buffer rings, the devices, and the functions that
+ * pass them around. Only the transport files include this (and <rdma/...>);
+ * none of them knows the socket layer's struct sdp_sock (scripts/layers).
  */
 #ifndef _NET_SDP_RDMA_H
 #define _NET_SDP_RDMA_H
 
+#include <linux/stddef.h>
+#include <linux/timer.h>
+#include <net/sock.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
 
-#include "sdp_sock.h"
+#include "sdp_compat.h"
 #include "sdp_conn.h"
+#include "sdp_debug.h"
+#include "sdp_netns.h"
 #include "sdp_proto.h"
+#include "sdp_stats.h"
 
 #define SDP_CTRL_SLOTS		4
 /*
@@ -25,8 +32,6 @@
 #define SDP_TX_KEEP_BUFS	2
 #define SDP_CTRL_MSG_MAX	64	/* bytes per control ring slot */
 #define SDP_RESOLVE_TIMEOUT_MS	2000
-/* Ports tried when rdma_cm already holds the one TCP gave us. */
-#define SDP_BIND_TRIES		8
 /* rnr_retry_count 7 would retry forever; a peer overrunning us is a bug. */
 #define SDP_RNR_RETRY		6
 /*
@@ -48,10 +53,25 @@
 /* A lone free buffer waits this long to be announced (TCP_DELACK_MIN). */
 #define SDP_CREDIT_DELAY	(HZ / 25)
 
+/*
+ * How a device's transport differs from InfiniBand's, chosen when the
+ * device is added (sdp_dev.c); the rest of the transport asks this, never
+ * the device.
+ */
+struct sdp_quirks {
+	/*
+	 * rdma_cm creates the QP and moves it through its states (iWARP: its
+	 * CM must hold the QP, and it has no retry counts for us to bound).
+	 * Otherwise the QP is ours (sdp_conn.c).
+	 */
+	bool	cm_qp;
+};
+
 struct sdp_dev {
 	struct list_head	list;		/* on sdp_devices */
 	struct ib_device	*ibdev;
 	struct ib_pd		*pd;
+	struct sdp_quirks	quirks;
 	struct kref		ref;		/* one per connection, one for the list */
 	struct completion	released;
 	struct mutex		lock;		/* conns, dead */
@@ -59,10 +79,23 @@ struct sdp_dev {
 	bool			dead;
 };
 
-struct sdp_sock;
+/*
+ * What every work request carries (its wr_cqe): how its completion finds
+ * the slot that posted it and that slot's connection. Completion handlers
+ * need nothing of the CQ, which may serve many connections.
+ */
+struct sdp_wr {
+	struct ib_cqe		cqe;
+	struct sdp_conn		*conn;
+};
+
+static inline struct sdp_wr *sdp_wr_of(const struct ib_wc *wc)
+{
+	return container_of(wc->wr_cqe, struct sdp_wr, cqe);
+}
 
 struct sdp_rx_slot {
-	struct ib_cqe		cqe;
+	struct sdp_wr		wr;
 	struct list_head	node;		/* on rx_posted or rx_ready */
 	void			*buf;
 	u64			dma;
@@ -74,7 +107,7 @@ struct sdp_rx_slot {
 };
 
 struct sdp_tx_slot {
-	struct ib_cqe		cqe;
+	struct sdp_wr		wr;
 	void			*buf;
 	u64			dma;
 	u32			len;		/* bytes filled, header included */
@@ -92,69 +125,130 @@ struct sdp_buf {
 	u64	dma;
 };
 
-/* RDMA state of one connection; exists from QP creation to teardown. */
-struct sdp_conn {
-	struct sdp_sock		*ssk;
-	struct rdma_cm_id	*id;		/* the id the QP belongs to */
-	struct sdp_dev		*sdev;
-	struct list_head	dev_item;	/* on sdev->conns */
-	struct ib_cq		*cq;
-	struct ib_qp		*qp;
-	bool			cm_qp;		/* rdma_cm moves it (iWARP), not we */
-	u32			lkey;
-	u32			max_inline;
-	u32			path_mtu;	/* bytes, as rdma_cm set the QP */
-	u32			port_num;	/* the device's port, and the peer's QP */
-	u32			dest_qpn;
-	bool			started;	/* the peer's Hello/HelloAck is in */
-	bool			failed;		/* the QP went to error by itself */
-
-	/* receive ring: buffers of rcv_size bytes */
-	struct sdp_rx_slot	*rx;
-	u32			rx_count;	/* slots */
-	u32			rx_alloc;	/* of them, with a buffer (the first) */
-	bool			rx_starved;	/* the peer ran out of credits */
-	u32			rcv_size;
-	struct list_head	rx_posted;	/* in posting order */
-	struct list_head	rx_ready;	/* data not yet read */
-	u32			rx_posted_nr;
-	u32			rx_ready_bytes;
-
-	/* send ring: data messages of at most snd_size bytes */
-	struct sdp_tx_slot	*tx;
-	u32			tx_count;	/* slots */
-	u32			tx_kept;	/* slots tx_tail..tx_head hold the others */
-	bool			tx_nomem;	/* no buffer to be had till one comes back */
-	struct sdp_buf		tx_keep[SDP_TX_KEEP_BUFS];
-	u32			snd_size;
-	u32			tx_head;	/* next slot to fill */
-	u32			tx_post;	/* next slot to post */
-	u32			tx_tail;	/* oldest posted, not completed */
-	u32			tx_queued_bytes;	/* payload filled, not completed */
-	u32			tx_unposted_bytes;	/* payload filled, not posted */
-	u32			tx_urg;		/* tx_post once the urgent byte is posted */
-	bool			tx_urg_pend;	/* ... and it has not been announced */
-
-	/* control ring */
-	struct sdp_tx_slot	ctrl[SDP_CTRL_SLOTS];
-	void			*ctrl_buf;
-	u64			ctrl_dma;
-	u32			ctrl_head;
-	u32			ctrl_tail;
-
-	struct sdp_seq		seq;		/* sequence numbers and credits */
+/* sdp_conn.flags */
+enum {
+	SDP_C_DEFERRED,		/* completions or timer work wait for release_cb */
+	SDP_C_PUSH,		/* send partial data now (cork timer fired) */
+	SDP_C_MORE,		/* the last sendmsg() said MSG_MORE */
+	SDP_C_SEND_DISCONN,	/* DisConn once the data before it is posted */
+	SDP_C_RCVD_DISCONN,	/* the peer's DisConn arrived */
+	SDP_C_TX_TIMEOUT,	/* the send progress timer fired */
+	SDP_C_CM_GONE,		/* the QP was disconnected (by us or the peer) */
+	SDP_C_PEER_UP,		/* a child's peer disconnected: it had connected */
+	SDP_C_CREDIT_DUE,	/* the credit timer fired: announce what is free */
 };
 
+/*
+ * One connection. Locking: the socket's (sdp_sock.h): process context
+ * under lock_sock(), completions and timers under its spinlock, work
+ * deferred to the owner's release_sock() (SDP_C_DEFERRED).
+ */
+struct sdp_conn {
+	struct sdp_conn_view	v;		/* first: sdp_conn_view() */
+	struct sock		*sk;		/* the socket it serves */
+	unsigned long		flags;		/* SDP_C_* */
+
+	/* rdma_cm: one owner for the id, whoever takes it with xchg() */
+	struct rdma_cm_id	*id;
+	struct rdma_cm_id	*arming;	/* a listener's id until it listens */
+	bool			passive;	/* a listener's child */
+	struct sdp_hh		peer_hh;	/* the Hello a child came with */
+	unsigned long		req_sent;	/* jiffies: our request left */
+	struct sockaddr_storage	saddr;		/* as rdma_cm saw them */
+	struct sockaddr_storage	daddr;
+	char			ibdev[IB_DEVICE_NAME_MAX];
+
+	/*
+	 * The byte stream. Positions count payload bytes since the
+	 * connection started. Urgent data (TCP's urg_data, urg_seq): the last
+	 * byte of a message flagged SDP_OOB_PRES; the byte read stays in the
+	 * stream.
+	 */
+	u32			rcv_nxt;	/* bytes received */
+	u32			urg_seq;	/* where the urgent byte is */
+	unsigned long		rx_stamp;	/* jiffies of the last message in */
+	unsigned long		tx_stamp;	/* since when a send waits, or progressed */
+	bool			tx_waiting;
+	bool			nodelay;	/* TCP_NODELAY, TCP_CORK as applied */
+	bool			cork;
+	/* TCP_INFO's RTT: from post to completion of our sends, in us */
+	u32			srtt_us;
+	u32			rttvar_us;
+	u32			min_rtt_us;
+	struct timer_list	cork_timer;
+	struct timer_list	credit_timer;	/* a lone free buffer, held back */
+	struct timer_list	tx_timer;	/* bounds a send's progress */
+
+	/* RDMA resources, from sdp_conn_setup() to sdp_conn_release() */
+	struct_group(res,
+		struct sdp_dev		*sdev;
+		struct list_head	dev_item;	/* on sdev->conns */
+		struct ib_cq		*cq;
+		struct ib_qp		*qp;
+		u32			lkey;
+		u32			max_inline;
+		u32			path_mtu;	/* bytes, as rdma_cm set the QP */
+		u32			port_num;	/* the device's port, and the peer's QP */
+		u32			dest_qpn;
+		bool			started;	/* the peer's Hello/HelloAck is in */
+		bool			failed;		/* the QP went to error by itself */
+
+		/* receive ring: buffers of rcv_size bytes */
+		struct sdp_rx_slot	*rx;
+		u32			rx_count;	/* slots */
+		u32			rx_alloc;	/* of them, with a buffer (the first) */
+		bool			rx_starved;	/* the peer ran out of credits */
+		u32			rcv_size;
+		struct list_head	rx_posted;	/* in posting order */
+		struct list_head	rx_ready;	/* data not yet read */
+		u32			rx_posted_nr;
+		u32			rx_ready_bytes;
+
+		/* send ring: data messages of at most snd_size bytes */
+		struct sdp_tx_slot	*tx;
+		u32			tx_count;	/* slots */
+		u32			tx_kept;	/* slots tx_tail..tx_head hold the others */
+		bool			tx_nomem;	/* no buffer to be had till one comes back */
+		struct sdp_buf		tx_keep[SDP_TX_KEEP_BUFS];
+		u32			snd_size;
+		u32			tx_head;	/* next slot to fill */
+		u32			tx_post;	/* next slot to post */
+		u32			tx_tail;	/* oldest posted, not completed */
+		u32			tx_queued_bytes;	/* payload filled, not completed */
+		u32			tx_unposted_bytes;	/* payload filled, not posted */
+		u32			tx_urg;		/* tx_post once the urgent byte is posted */
+		bool			tx_urg_pend;	/* ... and it has not been announced */
+
+		/* control ring */
+		struct sdp_tx_slot	ctrl[SDP_CTRL_SLOTS];
+		void			*ctrl_buf;
+		u64			ctrl_dma;
+		u32			ctrl_head;
+		u32			ctrl_tail;
+
+		struct sdp_seq		seq;		/* sequence numbers and credits */
+	);
+};
+
+static_assert(offsetof(struct sdp_conn, v) == 0);
+
 /* Where reading stands in the stream: bytes received less those unread. */
-static inline u32 sdp_copied_seq(const struct sdp_sock *ssk)
+static inline u32 sdp_copied_seq(const struct sdp_conn *c)
 {
-	return ssk->rcv_nxt - ssk->conn->rx_ready_bytes;
+	return c->rcv_nxt - c->rx_ready_bytes;
+}
+
+/* Has the urgent byte arrived, and does it stand at @seq? */
+static inline bool sdp_urg_at(const struct sdp_conn *c, u32 seq)
+{
+	return (c->v.urg_data & (SDP_URG_VALID | SDP_URG_READ)) &&
+	       c->urg_seq == seq;
 }
 
 /* The next unread byte is the urgent one (so it has arrived, unpassed). */
-static inline bool sdp_urg_next(const struct sdp_sock *ssk)
+static inline bool sdp_urg_next(const struct sdp_conn *c)
 {
-	return ssk->conn->rx_ready_bytes && sdp_urg_at(ssk, sdp_copied_seq(ssk));
+	return c->rx_ready_bytes && sdp_urg_at(c, sdp_copied_seq(c));
 }
 
 /* Credits the peer has given us now. */
@@ -163,42 +257,64 @@ static inline int sdp_tx_credits(const struct sdp_conn *c)
 	return sdp_seq_tx_credits(&c->seq);
 }
 
+/* A connection that carries data: established or half closed. */
+static inline bool sdp_conn_can_send(const struct sdp_conn *c)
+{
+	return (1 << READ_ONCE(c->sk->sk_state)) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT);
+}
+
+extern const struct sdp_upcalls *sdp_up;
+
+/* sdp_post.c: every work request goes through here */
+int sdp_post_recv(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len);
+int sdp_post_send(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len);
+void sdp_wr_init(struct sdp_wr *wr, struct sdp_conn *c,
+		 void (*done)(struct ib_cq *cq, struct ib_wc *wc));
+
+/* sdp_buf.c: how a buffer is charged: to the socket (receive or send), or the cgroup */
+enum sdp_mem { SDP_MEM_RX, SDP_MEM_TX, SDP_MEM_KERNEL };
+int sdp_buf_map(struct sdp_conn *c, void **buf, u64 *dma, u32 size,
+		enum sdp_mem mem, gfp_t gfp);
+void sdp_bufs_free(struct sdp_conn *c);
+int sdp_tx_buf_get(struct sdp_conn *c, struct sdp_tx_slot *s, gfp_t gfp, bool force);
+void sdp_tx_buf_put(struct sdp_conn *c, struct sdp_tx_slot *s);
+
 /* sdp_cma.c */
 int sdp_conn_param(struct rdma_cm_id *id, struct rdma_conn_param *p,
 		   const void *data, u8 len);
-void sdp_established(struct sdp_sock *ssk, struct rdma_cm_id *id);
-
-/* sdp_listen.c */
-int sdp_cm_req(struct sdp_sock *lssk, struct rdma_cm_id *id,
-	       const struct rdma_cm_event *ev);
-void sdp_passive_established(struct sdp_sock *child);
-void sdp_defer_data(struct sdp_sock *child);
 
 /* sdp_conn.c */
-int sdp_conn_create(struct sdp_sock *ssk, struct rdma_cm_id *id, u32 rcv_max);
+int sdp_conn_setup(struct sdp_conn *c, u32 rcv_max);
 int sdp_conn_start(struct sdp_conn *c, u32 snd_size, u16 peer_bufs);
-void sdp_conn_expand_sndbuf(struct sdp_conn *c);
-int sdp_rx_grow(struct sdp_conn *c, u32 n, gfp_t gfp);
-int sdp_tx_buf_get(struct sdp_conn *c, struct sdp_tx_slot *s, gfp_t gfp, bool force);
-void sdp_tx_buf_put(struct sdp_conn *c, struct sdp_tx_slot *s);
 u16 sdp_conn_hello_bufs(struct sdp_conn *c);
 int sdp_conn_rts(struct sdp_conn *c);
 void sdp_conn_qp_err(struct sdp_conn *c);
 
 /* sdp_dev.c */
-extern const struct sdp_upcalls *sdp_up;
 struct sdp_dev *sdp_dev_get(struct ib_device *ibdev);
 void sdp_dev_put(struct sdp_dev *sdev);
 int sdp_dev_add_conn(struct sdp_dev *sdev, struct sdp_conn *c);
 void sdp_dev_del_conn(struct sdp_conn *c);
 
+/* sdp_engine.c */
+void sdp_process(struct sdp_conn *c);
+void sdp_defer_or_process(struct sdp_conn *c);
+void sdp_timer_event(struct sdp_conn *c, int bit);
+
 /* sdp_rx.c */
-void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc);
-int sdp_post_recv(struct sdp_conn *c, struct sdp_rx_slot *slot);
-void sdp_rx_reap(struct sdp_sock *ssk);
+int sdp_rx_grow(struct sdp_conn *c, u32 n, gfp_t gfp);
+void sdp_rx_reap(struct sdp_conn *c);
+void sdp_rx_ring_init(struct sdp_conn *c);
 
 /* sdp_tx.c */
-void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc);
-void sdp_tx_reap(struct sdp_sock *ssk);
+void sdp_tx_reap(struct sdp_conn *c);
+void sdp_tx_push(struct sdp_conn *c, bool force);
+void sdp_tx_watch(struct sdp_conn *c, bool rearm);
+void sdp_tx_ring_init(struct sdp_conn *c);
+void sdp_ctrl_ring_init(struct sdp_conn *c);
+void sdp_tx_timers_init(struct sdp_conn *c);
+void sdp_tx_timers_stop(struct sdp_conn *c);
+void sdp_expand_sndbuf(struct sdp_conn *c);
+void sdp_update_counts(struct sdp_conn *c);
 
 #endif /* _NET_SDP_RDMA_H */

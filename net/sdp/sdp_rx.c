@@ -5,35 +5,24 @@
  * Receive completions arrive in posting order. Each message is checked by
  * sdp_proto_check() against what the peer may send (length, sequence
  * numbers, credits, message id) before anything in it is believed; a fault
- * aborts the connection and bumps the counter that names it. Data stays in
- * its buffer until read; the buffer is reposted when empty and the freed
- * credit is returned to the peer piggy-backed on the next message, or alone
- * when the peer needs it.
+ * resets the connection and bumps the counter that names it. Then it goes
+ * to its message id's handler. Data stays in its buffer until read; the
+ * buffer is reposted when empty and the freed credit is returned to the
+ * peer piggy-backed on the next message, or alone when the peer needs it.
  */
 #include <linux/uio.h>
 
 #include "sdp_rdma.h"
 
-int sdp_post_recv(struct sdp_conn *c, struct sdp_rx_slot *slot)
+/* Post @slot's buffer at the end of the receive ring. */
+static int sdp_rx_post(struct sdp_conn *c, struct sdp_rx_slot *slot)
 {
-	struct ib_sge sge = {
-		.addr	= slot->dma,
-		.length	= c->rcv_size,
-		.lkey	= c->lkey,
-	};
-	struct ib_recv_wr wr = {
-		.wr_cqe		= &slot->cqe,
-		.sg_list	= &sge,
-		.num_sge	= 1,
-	};
 	int err;
 
-	ib_dma_sync_single_for_device(c->sdev->ibdev, slot->dma, c->rcv_size,
-				      DMA_FROM_DEVICE);
 	slot->done = false;
 	slot->len = 0;
 	slot->off = 0;
-	err = ib_post_recv(c->qp, &wr, NULL);
+	err = sdp_post_recv(c, &slot->wr, slot->dma, c->rcv_size);
 	if (err)
 		return err;
 	list_add_tail(&slot->node, &c->rx_posted);
@@ -41,25 +30,62 @@ int sdp_post_recv(struct sdp_conn *c, struct sdp_rx_slot *slot)
 	return 0;
 }
 
-void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc)
+/*
+ * Give buffers to the receive ring's slots up to @n and post them, wherever
+ * the rings may be touched (sdp_process). -ENOMEM leaves the ring as it
+ * was; any other error means the QP is unusable.
+ */
+int sdp_rx_grow(struct sdp_conn *c, u32 n, gfp_t gfp)
 {
-	struct sdp_rx_slot *slot = container_of(wc->wr_cqe, struct sdp_rx_slot, cqe);
-	struct sdp_sock *ssk = cq->cq_context;
-	struct sock *sk = &ssk->sk;
+	struct sdp_rx_slot *slot;
+	int err;
 
-	bh_lock_sock(sk);
+	n = min(n, c->rx_count);
+	while (c->rx_alloc < n) {
+		slot = &c->rx[c->rx_alloc];
+		err = sdp_buf_map(c, &slot->buf, &slot->dma, c->rcv_size,
+				  SDP_MEM_RX, gfp);
+		if (err)
+			return err;
+		c->rx_alloc++;
+		err = sdp_rx_post(c, slot);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct sdp_wr *wr = sdp_wr_of(wc);
+	struct sdp_rx_slot *slot = container_of(wr, struct sdp_rx_slot, wr);
+	struct sdp_conn *c = wr->conn;
+
+	bh_lock_sock(c->sk);
 	slot->status = wc->status;
 	slot->len = wc->byte_len;
 	slot->imm = wc->wc_flags & IB_WC_WITH_IMM;
 	slot->done = true;
-	__sdp_defer_or_process(ssk);
-	bh_unlock_sock(sk);
+	sdp_defer_or_process(c);
+	bh_unlock_sock(c->sk);
+}
+
+void sdp_rx_ring_init(struct sdp_conn *c)
+{
+	u32 i;
+
+	INIT_LIST_HEAD(&c->rx_posted);
+	INIT_LIST_HEAD(&c->rx_ready);
+	for (i = 0; i < c->rx_count; i++) {
+		sdp_wr_init(&c->rx[i].wr, c, sdp_rx_done);
+		INIT_LIST_HEAD(&c->rx[i].node);
+	}
 }
 
 static int sdp_repost(struct sdp_conn *c, struct sdp_rx_slot *slot)
 {
 	list_del_init(&slot->node);
-	return sdp_post_recv(c, slot);
+	return sdp_rx_post(c, slot);
 }
 
 /* Pass over the next unread byte; 0 or -EIO (repost failed). */
@@ -78,18 +104,17 @@ static int sdp_rx_drop_byte(struct sdp_conn *c)
  * byte. An unread urgent byte still at the mark is dropped from the stream
  * when a new one replaces it, unless it is read inline.
  */
-static int sdp_urg_notice(struct sdp_sock *ssk)
+static int sdp_urg_notice(struct sdp_conn *c)
 {
-	struct sock *sk = &ssk->sk;
-	struct sdp_conn *c = ssk->conn;
+	struct sock *sk = c->sk;
 	int err = 0;
 
-	if (ssk->urg_data == SDP_URG_NOTYET)
+	if (c->v.urg_data == SDP_URG_NOTYET)
 		return 0;
 	sk_send_sigurg(sk);
-	if (sdp_urg_next(ssk) && !sock_flag(sk, SOCK_URGINLINE))
+	if (sdp_urg_next(c) && !sock_flag(sk, SOCK_URGINLINE))
 		err = sdp_rx_drop_byte(c);
-	WRITE_ONCE(ssk->urg_data, SDP_URG_NOTYET);
+	WRITE_ONCE(c->v.urg_data, SDP_URG_NOTYET);
 	return err;
 }
 
@@ -103,136 +128,166 @@ static int sdp_urg_notice(struct sdp_sock *ssk)
  * That is counted, and the teardown's disconnect tells the peer, whose CM
  * would otherwise never hear of it.
  */
-static void sdp_qp_down(struct sdp_sock *ssk, u8 status)
+static void sdp_qp_down(struct sdp_conn *c, u8 status)
 {
-	struct sock *sk = &ssk->sk;
+	struct sock *sk = c->sk;
 
 	if (sk->sk_state == TCP_CLOSE)
 		return;
-	if (status != IB_WC_WR_FLUSH_ERR || !test_bit(SDP_F_CM_GONE, &ssk->flags)) {
-		ssk->conn->failed = true;
-		sdp_up->error(ssk, ECONNRESET, status == IB_WC_LOC_LEN_ERR ?
+	if (status != IB_WC_WR_FLUSH_ERR || !test_bit(SDP_C_CM_GONE, &c->flags)) {
+		c->failed = true;
+		sdp_up->error(sk, ECONNRESET, status == IB_WC_LOC_LEN_ERR ?
 			      SDP_MIB_BAD_LEN : SDP_MIB_QP_ERROR);
 		return;
 	}
-	if (!test_bit(SDP_F_RCVD_DISCONN, &ssk->flags)) {
-		sdp_up->error(ssk, ECONNRESET, SDP_MIB_DISCONN_MISSING);
+	if (!test_bit(SDP_C_RCVD_DISCONN, &c->flags)) {
+		sdp_up->error(sk, ECONNRESET, SDP_MIB_DISCONN_MISSING);
 		return;
 	}
 	/* Our DisConn can no longer go: writes fail as after a RST. */
 	sdp_up->done(sk, sk->sk_state == TCP_CLOSE_WAIT ? EPIPE : 0);
 }
 
-/* Handle one message; returns false when the connection ended. */
-static bool sdp_rx_one(struct sdp_sock *ssk, struct sdp_rx_slot *slot)
+/* What a message's handler did with its buffer. */
+enum sdp_rx_verdict {
+	SDP_RX_REPOST,		/* done with: post it again */
+	SDP_RX_HELD,		/* kept for the reader, or already reposted */
+	SDP_RX_END,		/* the connection ended: it is off the ring */
+};
+
+/* The connection ends with @mib counted: @slot leaves the ring. */
+static int sdp_rx_fail(struct sdp_conn *c, struct sdp_rx_slot *slot, int err, int mib)
 {
-	struct sock *sk = &ssk->sk;
-	struct sdp_conn *c = ssk->conn;
+	list_del_init(&slot->node);
+	sdp_up->error(c->sk, err, mib);
+	return SDP_RX_END;
+}
+
+/* Data: kept until read; an empty one carries only credits (or OOB_PEND). */
+static int sdp_rx_data(struct sdp_conn *c, struct sdp_rx_slot *slot,
+		       const struct sdp_bsdh *h)
+{
+	struct sock *sk = c->sk;
+	u32 len = slot->len, n = len - sizeof(*h);
+
+	if (h->flags && !sock_flag(sk, SOCK_DEAD) && sdp_urg_notice(c))
+		return sdp_rx_fail(c, slot, ECONNRESET, SDP_MIB_QP_ERROR);
+	if (!n)
+		return SDP_RX_REPOST;
+	/* Data for a closed socket: reset, as TCP does. */
+	if (sock_flag(sk, SOCK_DEAD))
+		return sdp_rx_fail(c, slot, 0, SDP_MIB_ABORT_ON_DATA);
+	slot->off = sizeof(*h);
+	list_move_tail(&slot->node, &c->rx_ready);
+	/* Only the spare and the control credit left: the peer waits. */
+	if (c->rx_posted_nr <= SDP_CTRL_CREDITS + 1)
+		c->rx_starved = true;
+	c->rx_ready_bytes += n;
+	c->rcv_nxt += n;
+	if (h->flags & SDP_OOB_PRES) {
+		/* the message's last byte (tcp_urg()) */
+		WRITE_ONCE(c->urg_seq, c->rcv_nxt - 1);
+		WRITE_ONCE(c->v.urg_data, SDP_URG_VALID | ((u8 *)slot->buf)[len - 1]);
+	}
+	c->v.stats.rx_bytes += n;
+	SDP_ADD_STATS(sock_net(sk), SDP_MIB_RX_BYTES, n);
+	return SDP_RX_HELD;
+}
+
+/* The peer's DisConn: its data ends here; the buffer goes back first. */
+static int sdp_rx_disconn(struct sdp_conn *c, struct sdp_rx_slot *slot,
+			  const struct sdp_bsdh *h)
+{
+	set_bit(SDP_C_RCVD_DISCONN, &c->flags);
+	if (sdp_repost(c, slot)) {
+		sdp_up->error(c->sk, ECONNRESET, SDP_MIB_QP_ERROR);
+		return SDP_RX_END;
+	}
+	sdp_up->peer_disconn(c->sk);
+	return SDP_RX_HELD;
+}
+
+static int sdp_rx_abort(struct sdp_conn *c, struct sdp_rx_slot *slot,
+			const struct sdp_bsdh *h)
+{
+	struct sock *sk = c->sk;
+
+	list_del_init(&slot->node);
+	SDP_INC_STATS(sock_net(sk), SDP_MIB_ABORT_RCVD);
+	/* tcp_reset(): after the peer's FIN a reset reads as EPIPE. */
+	sdp_up->done(sk, sk->sk_state == TCP_CLOSE_WAIT ? EPIPE : ECONNRESET);
+	return SDP_RX_END;
+}
+
+/*
+ * The messages sdp_proto_check() lets through, by id: one small handler
+ * each. An id it passes that has none here is counted as unexpected.
+ */
+static int (*const sdp_rx_handlers[256])(struct sdp_conn *c, struct sdp_rx_slot *slot,
+					 const struct sdp_bsdh *h) = {
+	[SDP_MID_DATA]		= sdp_rx_data,
+	[SDP_MID_DISCONN]	= sdp_rx_disconn,
+	[SDP_MID_ABORT]		= sdp_rx_abort,
+};
+
+/* Handle one message; returns false when the connection ended. */
+static bool sdp_rx_one(struct sdp_conn *c, struct sdp_rx_slot *slot)
+{
+	struct sock *sk = c->sk;
 	struct sdp_bsdh *h = slot->buf;
-	u32 len;
-	int mib;
+	int mib, verdict;
 
 	c->rx_posted_nr--;
 	if (slot->status != IB_WC_SUCCESS) {
 		list_del_init(&slot->node);
-		sdp_qp_down(ssk, slot->status);
+		sdp_qp_down(c, slot->status);
 		return false;
 	}
 	ib_dma_sync_single_for_cpu(c->sdev->ibdev, slot->dma, c->rcv_size,
 				   DMA_FROM_DEVICE);
 	mib = sdp_proto_check(&c->seq, h, slot->len, slot->imm,
-			      test_bit(SDP_F_RCVD_DISCONN, &ssk->flags));
-	if (mib) {
-		list_del_init(&slot->node);
-		sdp_up->error(ssk, ECONNRESET, mib);
-		return false;
-	}
-	len = slot->len;
+			      test_bit(SDP_C_RCVD_DISCONN, &c->flags));
+	if (!mib && !sdp_rx_handlers[h->mid])
+		mib = SDP_MIB_UNEXPECTED_MID;
+	if (mib)
+		return sdp_rx_fail(c, slot, ECONNRESET, mib) != SDP_RX_END;
 	sdp_seq_received(&c->seq, h);
-	ssk->rx_stamp = jiffies;
-	ssk->stats.rx_msgs++;
+	c->rx_stamp = jiffies;
+	c->v.stats.rx_msgs++;
 	SDP_INC_STATS(sock_net(sk), SDP_MIB_RX_MSGS);
 
-	switch (h->mid) {
-	case SDP_MID_DATA:
-		if (h->flags && !sock_flag(sk, SOCK_DEAD) && sdp_urg_notice(ssk)) {
-			mib = SDP_MIB_QP_ERROR;
-			break;
-		}
-		if (len == sizeof(*h))
-			break;
-		if (sock_flag(sk, SOCK_DEAD)) {
-			/* Data for a closed socket: reset, as TCP does. */
-			list_del_init(&slot->node);
-			sdp_up->error(ssk, 0, SDP_MIB_ABORT_ON_DATA);
-			return false;
-		}
-		slot->off = sizeof(*h);
-		list_move_tail(&slot->node, &c->rx_ready);
-		/* Only the spare and the control credit left: the peer waits. */
-		if (c->rx_posted_nr <= SDP_CTRL_CREDITS + 1)
-			c->rx_starved = true;
-		c->rx_ready_bytes += len - sizeof(*h);
-		ssk->rcv_nxt += len - sizeof(*h);
-		if (h->flags & SDP_OOB_PRES) {
-			/* the message's last byte (tcp_urg()) */
-			WRITE_ONCE(ssk->urg_seq, ssk->rcv_nxt - 1);
-			WRITE_ONCE(ssk->urg_data, SDP_URG_VALID |
-				   ((u8 *)slot->buf)[len - 1]);
-		}
-		ssk->stats.rx_bytes += len - sizeof(*h);
-		SDP_ADD_STATS(sock_net(sk), SDP_MIB_RX_BYTES, len - sizeof(*h));
-		return true;
-	case SDP_MID_DISCONN:
-		set_bit(SDP_F_RCVD_DISCONN, &ssk->flags);
-		break;
-	case SDP_MID_ABORT:
-		list_del_init(&slot->node);
-		SDP_INC_STATS(sock_net(sk), SDP_MIB_ABORT_RCVD);
-		/* tcp_reset(): after the peer's FIN a reset reads as EPIPE. */
-		sdp_up->done(sk, sk->sk_state == TCP_CLOSE_WAIT ? EPIPE : ECONNRESET);
+	verdict = sdp_rx_handlers[h->mid](c, slot, h);
+	if (verdict == SDP_RX_REPOST && sdp_repost(c, slot)) {
+		sdp_up->error(sk, ECONNRESET, SDP_MIB_QP_ERROR);
 		return false;
 	}
-	if (mib) {
-		list_del_init(&slot->node);
-		sdp_up->error(ssk, ECONNRESET, mib);
-		return false;
-	}
-	if (sdp_repost(c, slot)) {
-		sdp_up->error(ssk, ECONNRESET, SDP_MIB_QP_ERROR);
-		return false;
-	}
-	if (h->mid == SDP_MID_DISCONN)
-		sdp_up->peer_disconn(ssk);
-	return true;
+	return verdict != SDP_RX_END;
 }
 
 /* The peer had used up its credits: double the ring. True if it grew. */
-static bool sdp_rx_more(struct sdp_sock *ssk, gfp_t gfp)
+static bool sdp_rx_more(struct sdp_conn *c, gfp_t gfp)
 {
-	struct sdp_conn *c = ssk->conn;
 	int err;
 
-	if (!c || !c->rx_starved)
+	if (!c->v.live || !c->rx_starved)
 		return false;
 	err = sdp_rx_grow(c, 2 * c->rx_alloc, gfp);
 	if (err == -ENOMEM)
 		return false;	/* the reader tries again */
 	c->rx_starved = false;
 	if (err)
-		sdp_up->error(ssk, ECONNRESET, SDP_MIB_QP_ERROR);
+		sdp_up->error(c->sk, ECONNRESET, SDP_MIB_QP_ERROR);
 	return !err;
 }
 
 /* Take in completed receives, in order. */
-void sdp_rx_reap(struct sdp_sock *ssk)
+void sdp_rx_reap(struct sdp_conn *c)
 {
-	struct sock *sk = &ssk->sk;
-	struct sdp_conn *c = ssk->conn;
-	u32 before = c->rx_ready_bytes, nxt = ssk->rcv_nxt;
+	struct sock *sk = c->sk;
+	u32 before = c->rx_ready_bytes, nxt = c->rcv_nxt;
 	struct sdp_rx_slot *slot;
 
-	while (ssk->conn && !list_empty(&c->rx_posted)) {
+	while (c->v.live && !list_empty(&c->rx_posted)) {
 		slot = list_first_entry(&c->rx_posted, struct sdp_rx_slot, node);
 		if (!slot->done)
 			break;
@@ -242,41 +297,51 @@ void sdp_rx_reap(struct sdp_sock *ssk)
 			c->rx_posted_nr--;
 			continue;
 		}
-		if (!sdp_rx_one(ssk, slot))
+		if (!sdp_rx_one(c, slot))
 			break;
 	}
-	sdp_rx_more(ssk, GFP_ATOMIC | __GFP_NOWARN);
+	sdp_rx_more(c, GFP_ATOMIC | __GFP_NOWARN);
 	/* (an urgent byte may replace one it drops: the count stays) */
-	if ((c->rx_ready_bytes != before || ssk->rcv_nxt != nxt) &&
+	if ((c->rx_ready_bytes != before || c->rcv_nxt != nxt) &&
 	    !sock_flag(sk, SOCK_DEAD)) {
 		/* poll() reads the counts: they must be current when it wakes. */
-		sdp_update_counts(ssk);
-		sk->sk_data_ready(sk);
-		if (test_bit(SDP_F_DEFER_ACCEPT, &ssk->flags))
-			sdp_defer_data(ssk);
+		sdp_update_counts(c);
+		sdp_up->data_ready(sk);
 	}
 }
 
 /* SIOCINQ (tcp_inq()): with an urgent byte ahead, the bytes before it. */
-int sdp_inq(struct sdp_sock *ssk)
+int sdp_conn_inq(const struct sdp_conn *c)
 {
 	u32 copied;
 
-	if (!ssk->conn)
+	if (!c->v.live)
 		return 0;
-	copied = sdp_copied_seq(ssk);
-	if (!sock_flag(&ssk->sk, SOCK_URGINLINE) &&
-	    (ssk->urg_data & (SDP_URG_VALID | SDP_URG_READ)) &&
-	    (s32)(ssk->urg_seq - copied) >= 0 &&
-	    (s32)(ssk->urg_seq - ssk->rcv_nxt) < 0)
-		return ssk->urg_seq - copied;
-	return ssk->conn->rx_ready_bytes;
+	copied = sdp_copied_seq(c);
+	if (!sock_flag(c->sk, SOCK_URGINLINE) &&
+	    (c->v.urg_data & (SDP_URG_VALID | SDP_URG_READ)) &&
+	    (s32)(c->urg_seq - copied) >= 0 &&
+	    (s32)(c->urg_seq - c->rcv_nxt) < 0)
+		return c->urg_seq - copied;
+	return c->rx_ready_bytes;
 }
 
 /* SIOCATMARK: the next byte to read is the urgent one. */
-bool sdp_at_mark(const struct sdp_sock *ssk)
+bool sdp_conn_at_mark(const struct sdp_conn *c)
 {
-	return ssk->conn && sdp_urg_next(ssk);
+	return c->v.live && sdp_urg_next(c);
+}
+
+/* recv(MSG_OOB) took the urgent byte. */
+void sdp_conn_urg_read(struct sdp_conn *c)
+{
+	WRITE_ONCE(c->v.urg_data, SDP_URG_READ);
+}
+
+/* Does the urgent byte stand at @seq of the stream (recvmsg()'s mark)? */
+bool sdp_conn_urg_at(const struct sdp_conn *c, u32 seq)
+{
+	return c->v.live && sdp_urg_at(c, seq);
 }
 
 /*
@@ -288,20 +353,19 @@ bool sdp_at_mark(const struct sdp_sock *ssk)
  * unless SO_OOBINLINE (tcp_recvmsg_locked()).
  * Returns bytes taken or a negative errno.
  */
-static int sdp_rx_copy(struct sdp_sock *ssk, struct msghdr *msg, size_t len,
+static int sdp_rx_copy(struct sdp_conn *c, struct msghdr *msg, size_t len,
 		       int flags, u32 *peeked)
 {
-	struct sock *sk = &ssk->sk;
-	struct sdp_conn *c = ssk->conn;
+	struct sock *sk = c->sk;
 	struct sdp_rx_slot *slot, *tmp;
 	size_t copied = 0;
 	u32 skip, seq, start;
 	int err = 0;
 
-	if (!c)
+	if (!c->v.live)
 		return 0;
 	skip = flags & MSG_PEEK ? *peeked : 0;
-	seq = sdp_copied_seq(ssk) + skip;
+	seq = sdp_copied_seq(c) + skip;
 	start = seq;
 	list_for_each_entry_safe(slot, tmp, &c->rx_ready, node) {
 		u32 off = slot->off, n, urg;
@@ -315,8 +379,8 @@ static int sdp_rx_copy(struct sdp_sock *ssk, struct msghdr *msg, size_t len,
 		n = min_t(size_t, slot->len - off, len - copied);
 		if (!n)
 			break;
-		if (ssk->urg_data & (SDP_URG_VALID | SDP_URG_READ)) {
-			urg = ssk->urg_seq - seq;
+		if (c->v.urg_data & (SDP_URG_VALID | SDP_URG_READ)) {
+			urg = c->urg_seq - seq;
 			if (!urg) {
 				if (copied)
 					break;
@@ -345,16 +409,16 @@ static int sdp_rx_copy(struct sdp_sock *ssk, struct msghdr *msg, size_t len,
 			}
 		}
 		/* past the urgent byte: it is no longer pending */
-		if ((ssk->urg_data & (SDP_URG_VALID | SDP_URG_READ)) &&
-		    (s32)(seq - ssk->urg_seq) > 0 && !(flags & MSG_PEEK))
-			WRITE_ONCE(ssk->urg_data, 0);
-		if (sdp_urg_at(ssk, seq) && copied)
+		if ((c->v.urg_data & (SDP_URG_VALID | SDP_URG_READ)) &&
+		    (s32)(seq - c->urg_seq) > 0 && !(flags & MSG_PEEK))
+			WRITE_ONCE(c->v.urg_data, 0);
+		if (sdp_urg_at(c, seq) && copied)
 			break;
 	}
 	if (flags & MSG_PEEK)
 		*peeked += seq - start;
 	if (err == -EIO)
-		sdp_up->error(ssk, ECONNRESET, SDP_MIB_QP_ERROR);
+		sdp_up->error(sk, ECONNRESET, SDP_MIB_QP_ERROR);
 	return copied ? copied : err;
 }
 
@@ -362,18 +426,18 @@ static int sdp_rx_copy(struct sdp_sock *ssk, struct msghdr *msg, size_t len,
  * recvmsg()'s copy (sdp_rx_copy()), then the credits it freed: the ring
  * doubles if the peer had run out, and what was consumed is returned.
  */
-int sdp_conn_read(struct sdp_sock *ssk, struct msghdr *msg, size_t len,
+int sdp_conn_read(struct sdp_conn *c, struct msghdr *msg, size_t len,
 		  int flags, u32 *peeked)
 {
-	int n = sdp_rx_copy(ssk, msg, len, flags, peeked);
+	int n = sdp_rx_copy(c, msg, len, flags, peeked);
 
-	if (n >= 0 && (sdp_rx_more(ssk, ssk->sk.sk_allocation) || !(flags & MSG_PEEK)))
-		sdp_tx_push(ssk, false);
+	if (n >= 0 && (sdp_rx_more(c, c->sk->sk_allocation) || !(flags & MSG_PEEK)))
+		sdp_tx_push(c, false);
 	return n;
 }
 
 /* Where reading stands in the stream (0 without a connection). */
-u32 sdp_conn_read_seq(const struct sdp_sock *ssk)
+u32 sdp_conn_read_seq(const struct sdp_conn *c)
 {
-	return ssk->conn ? sdp_copied_seq(ssk) : 0;
+	return c->v.live ? sdp_copied_seq(c) : 0;
 }

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Sockets Direct Protocol: the socket. struct sdp_sock and the socket
- * layer (proto_ops, addresses, options, close, listen queues, policy). No
- * RDMA type is known here: the connection under a socket is reached
- * through sdp_conn.h.
+ * layer (proto_ops, addresses, options, close, listen queues, fallback,
+ * policy). No RDMA type is known here: the connection under a socket is
+ * the transport's struct sdp_conn, reached through sdp_conn.h.
  */
 #ifndef _NET_SDP_SOCK_H
 #define _NET_SDP_SOCK_H
@@ -18,12 +18,11 @@
 #include <linux/sdp.h>
 
 #include "sdp_compat.h"
+#include "sdp_conn.h"
+#include "sdp_debug.h"
 #include "sdp_netns.h"
 #include "sdp_stats.h"
-#include "sdp_wire.h"
 
-struct rdma_cm_id;
-struct sdp_conn;
 struct sdp_policy;
 
 /*
@@ -32,14 +31,13 @@ struct sdp_policy;
  * - lock_sock() serialises process context (syscalls, rdma_cm handlers,
  *   work items).
  * - Completion handlers (softirq) and timers take the socket spinlock. They
- *   run sdp_process() when no process owns the socket, and otherwise set
- *   SDP_F_DEFERRED so that release_sock() runs it (sdp_release_cb). Slot
- *   "done" flags are written only under the spinlock.
+ *   do their work when no process owns the socket, and otherwise leave it
+ *   to release_sock() (sdp_release_cb): the connection's (its own deferred
+ *   bit) and the socket's timers' (SDP_F_DEFERRED).
  * - rdma_cm handlers hold the id's handler mutex and then take lock_sock():
  *   nothing may wait for a handler (rdma_destroy_id, rdma_connect,
  *   rdma_lock_handler, rdma_listen: a wildcard listen failing half way
  *   destroys the ids it made) while holding lock_sock().
- * - ssk->id has one owner: whoever takes it with xchg() destroys it.
  * - A listener's stop (SDP_F_STOPPING) and listen() of a closed socket
  *   (SDP_F_ARMING) drop lock_sock() midway, where TCP holds it throughout:
  *   connect(), listen() and shutdown() wait for them (sdp_lock_settled()).
@@ -47,34 +45,81 @@ struct sdp_policy;
 
 extern int sdp_family;
 
-/* IB_DEVICE_NAME_MAX (sdp_conn.c checks it) */
-#define SDP_IBDEV_NAME_MAX	64
-
 /* sdp_sock.flags */
 enum {
-	SDP_F_DEFERRED,		/* completions or timer work wait for release_cb */
-	SDP_F_PUSH,		/* send partial data now (cork timer fired) */
-	SDP_F_MORE,		/* the last sendmsg() said MSG_MORE */
-	SDP_F_SEND_DISCONN,	/* DisConn once the data before it is posted */
-	SDP_F_RCVD_DISCONN,	/* the peer's DisConn arrived */
+	SDP_F_DEFERRED,		/* the socket's timer work waits for release_cb */
 	SDP_F_FIN_TIMEOUT,	/* an orphan lingered too long */
 	SDP_F_KEEPALIVE,	/* the keepalive timer fired */
-	SDP_F_TX_TIMEOUT,	/* the send progress timer fired */
-	SDP_F_CM_GONE,		/* the QP was disconnected (by us or the peer) */
 	SDP_F_DESTROYED,	/* sdp_destroy() ran */
 	SDP_F_STOPPING,		/* a listener is dropping its children */
 	SDP_F_SWITCHING,	/* becoming the native socket (sdp_fb_start) */
 	SDP_F_DEFER_ACCEPT,	/* established child waits for data (TCP_DEFER_ACCEPT) */
-	SDP_F_PEER_UP,		/* a child's peer disconnected: it had connected */
-	SDP_F_CREDIT_DUE,	/* the credit timer fired: announce what is free */
 	SDP_F_ARMING,		/* listen() of a closed socket, or re-arm: till rdma_listen()'s end */
 };
 
-/* Which of its listener's queues a child is on (sdp_sock.queue). */
+/* Which of its listener's queues a child is on (sdp_child.queue). */
 enum {
 	SDP_Q_NONE,
 	SDP_Q_SYN,	/* accepted over RDMA, not established yet */
 	SDP_Q_ACCEPT,	/* established, waiting for accept() */
+};
+
+/* A listener's queues (sdp_listen.c). */
+struct sdp_listener {
+	struct list_head	syn_q;		/* accepted over RDMA, not established */
+	struct list_head	accept_q;	/* established, waiting for accept() */
+	struct list_head	item;		/* on sdp_listeners: may listen over RDMA */
+	u32			rearm_gen;	/* the last re-arm pass that saw it */
+	u32			syn_count;	/* children on syn_q */
+};
+
+/* A listener's child over RDMA (sdp_listen.c); it holds its parent for life. */
+struct sdp_child {
+	struct sdp_sock		*parent;
+	struct list_head	node;		/* on the parent's syn_q or accept_q */
+	int			queue;		/* SDP_Q_* */
+	struct delayed_work	accept_work;	/* TCP_DEFER_ACCEPT: data came or time is up */
+	struct delayed_work	syn_work;	/* not established in time: dropped */
+	struct list_head	half_open_item;	/* on its namespace's half_open */
+	unsigned long		syn_stamp;	/* jiffies: it joined syn_q */
+	u32			promised;	/* the refused client told of its end (hash), 0 */
+};
+
+/*
+ * The RDMA attempt of a connect(), what bounds it, and the fallback to the
+ * native socket (sdp_fallback.c).
+ */
+struct sdp_fb {
+	u32			transport;	/* enum sdp_transport */
+	u32			reason;		/* enum sdp_fallback_reason */
+	int			err;		/* native error mirrored in sk_err */
+	struct sockaddr_storage	addr;		/* connect()'s address, for TCP */
+	int			addrlen;
+	struct timer_list	conn_timer;	/* bounds the RDMA attempt */
+	struct work_struct	work;		/* ... in process context */
+	struct delayed_work	retry_work;	/* after a busy listener's refusal */
+	u8			syn_retries;	/* busy refusals so far (saturates) */
+	unsigned long		syn_deadline;	/* jiffies: TCP's connect() would fail */
+	void			(*tcp_error_report)(struct sock *sk);
+	/* a listener's native socket: its own callbacks, TCP's (fallback) */
+	struct sock		*listen_sk;
+	void			(*tcp_state_change)(struct sock *sk);
+	void			(*tcp_data_ready)(struct sock *sk);
+	void			(*tcp_write_space)(struct sock *sk);
+};
+
+/*
+ * SOL_TCP options as the data path applies them, and SOL_SDP's
+ * (sdp_sockopt.c): from the shadow, which setsockopt() refreshes from the
+ * native socket and kernel users' tcp_sock_set_*() write directly.
+ */
+struct sdp_opts {
+	bool			nodelay;
+	bool			cork;
+	u32			notsent_lowat;
+	u32			user_timeout;	/* TCP_USER_TIMEOUT, ms */
+	u32			keepidle;	/* TCP_KEEPIDLE, jiffies (0: sysctl) */
+	bool			family_fixed;	/* SDP_FAMILY was set */
 };
 
 struct sdp_sock {
@@ -97,103 +142,21 @@ struct sdp_sock {
 	 * addresses this socket speaks.
 	 */
 	struct socket		*tcp;
-
-	struct rdma_cm_id	*id;
-	struct rdma_cm_id	*arming;	/* a listener's id until it listens */
+	/* the transport's, from the socket's creation to its destructor */
 	struct sdp_conn		*conn;
-	unsigned long		flags;
+	unsigned long		flags;		/* SDP_F_* */
 
-	/* listener */
-	struct list_head	syn_q;		/* accepted over RDMA, not established */
-	struct list_head	accept_q;	/* established, waiting for accept() */
-	struct list_head	listen_item;	/* on sdp_listeners: may listen over RDMA */
-	u32			rearm_gen;	/* the last re-arm pass that saw it */
-	u32			syn_count;	/* children on syn_q */
-
-	/* child of a listener (holds a reference on it for life) */
-	struct sdp_sock		*parent;
-	struct list_head	child;
-	int			queue;		/* SDP_Q_* */
-	struct sdp_hh		peer_hh;	/* the Hello it came with */
-	struct delayed_work	accept_work;	/* TCP_DEFER_ACCEPT: data came or time is up */
-	struct delayed_work	syn_work;	/* not established in time: dropped */
-	struct list_head	half_open_item;	/* on its namespace's half_open */
-	unsigned long		syn_stamp;	/* jiffies: it joined syn_q */
-	u32			promised;	/* the refused client told of its end (hash), 0 */
-
-	/* connection */
-	u32			transport;	/* enum sdp_transport */
-	u32			fb_reason;	/* enum sdp_fallback_reason */
-	int			fb_err;		/* native error mirrored in sk_err */
-	struct sockaddr_storage	fb_addr;	/* connect()'s address, for TCP */
-	int			fb_addrlen;
-	struct timer_list	conn_timer;	/* bounds the RDMA attempt */
-	struct work_struct	fb_work;
-	struct delayed_work	retry_work;	/* after a busy listener's refusal */
-	u8			syn_retries;	/* busy refusals so far (saturates) */
-	unsigned long		syn_deadline;	/* jiffies: TCP's connect() would fail */
-	unsigned long		syn_sent;	/* jiffies: this attempt's request left */
-	struct sdp_policy	*policy;	/* SDP_POLICY, or NULL: SDP always */
-	bool			family_fixed;	/* SDP_FAMILY was set */
-	void			(*tcp_error_report)(struct sock *sk);
-	/* a listener's native socket: its own callbacks, TCP's (fallback) */
-	struct sock		*fb_listen_sk;
-	void			(*tcp_state_change)(struct sock *sk);
-	void			(*tcp_data_ready)(struct sock *sk);
-	void			(*tcp_write_space)(struct sock *sk);
-	struct sockaddr_storage	saddr;		/* as rdma_cm saw them */
-	struct sockaddr_storage	daddr;
+	/* each part is set up and written by the file named at its type */
+	struct sdp_listener	lsn;
+	struct sdp_child	child;
+	struct sdp_fb		fb;
+	struct sdp_opts		opts;
+	struct sdp_policy	*policy;	/* SDP_POLICY (sdp_policy.c), or NULL */
+	/* closing (sdp_close.c) */
 	struct work_struct	teardown_work;
-	struct timer_list	cork_timer;
-	struct timer_list	credit_timer;	/* a lone free buffer, held back */
-	struct timer_list	fin_timer;	/* keepalive: sdp_ka_timer() */
-	unsigned long		rx_stamp;	/* jiffies of the last message in */
-	struct timer_list	tx_timer;	/* bounds a send's progress */
-	unsigned long		tx_stamp;	/* since when it waits, or progressed */
-	bool			tx_waiting;
-	char			ibdev[SDP_IBDEV_NAME_MAX];
-
-	/*
-	 * SOL_TCP options as the data path applies them: from the shadow,
-	 * which setsockopt() refreshes from the native socket and kernel
-	 * users' tcp_sock_set_*() write directly.
-	 */
-	bool			nodelay;
-	bool			cork;
-	u32			notsent_lowat;
-	u32			user_timeout;	/* TCP_USER_TIMEOUT, ms */
-	u32			keepidle;	/* TCP_KEEPIDLE, jiffies (0: sysctl) */
-
-	/* TCP_INFO's RTT: from post to completion of our sends, in us */
-	u32			srtt_us;
-	u32			rttvar_us;
-	u32			min_rtt_us;
-
-	/*
-	 * Urgent data (TCP's urg_data, urg_seq): the last byte of a message
-	 * flagged SDP_OOB_PRES. Stream positions count payload bytes since
-	 * the connection started; the byte read stays in the stream.
-	 */
-	u32			rcv_nxt;	/* bytes received */
-	u32			urg_seq;	/* where the urgent byte is */
-	u16			urg_data;	/* SDP_URG_*, and the byte when valid */
-
-	/* read without the socket lock (poll, ioctl): kept by sdp_update_counts */
-	u32			rx_avail;	/* bytes readable */
-	bool			rx_mark;	/* the next is the urgent byte */
-	bool			rx_full;	/* nothing more can come till a read */
-	u32			tx_free_slots;	/* send buffers free */
-	u32			tx_unsent;	/* bytes not yet posted */
-	u32			tx_unacked;	/* bytes not yet completed */
-
-	struct sdp_stats_sock	stats;
+	struct timer_list	fin_timer;	/* an orphan's linger */
 	struct list_head	diag_node;	/* on sdp_diag.c's list of all */
 };
-
-/* sdp_sock.urg_data, as TCP's */
-#define SDP_URG_VALID	0x0100	/* the byte is in the low 8 bits */
-#define SDP_URG_NOTYET	0x0200	/* announced (SDP_OOB_PEND), not arrived */
-#define SDP_URG_READ	0x0400	/* read with MSG_OOB */
 
 /*
  * The keepalive timer is TCP's, in the shadow: tcp_sock_set_keepidle()
@@ -207,6 +170,12 @@ static inline struct timer_list *sdp_ka_timer(struct sdp_sock *ssk)
 static inline struct sdp_sock *sdp_sk(const struct sock *sk)
 {
 	return container_of(sk, struct sdp_sock, sk);
+}
+
+/* What the socket may read of its connection without the lock. */
+static inline const struct sdp_conn_view *sdp_view(const struct sdp_sock *ssk)
+{
+	return sdp_conn_view(ssk->conn);
 }
 
 /*
@@ -224,20 +193,6 @@ static inline unsigned long sdp_tcp_backoff(int n)
 	return t;
 }
 
-/* rdma_cm wants IPv4 destinations as sockaddr_in. */
-static inline void sdp_addr_unmap(struct sockaddr_storage *addr)
-{
-	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)addr;
-	struct sockaddr_in sin = { .sin_family = AF_INET };
-
-	if (addr->ss_family != AF_INET6 || !ipv6_addr_v4mapped(&sin6->sin6_addr))
-		return;
-	sin.sin_port = sin6->sin6_port;
-	sin.sin_addr.s_addr = sin6->sin6_addr.s6_addr32[3];
-	memset(addr, 0, sizeof(*addr));
-	memcpy(addr, &sin, sizeof(sin));
-}
-
 /* A connection that carries data: established or half closed. */
 static inline bool sdp_can_send_state(const struct sock *sk)
 {
@@ -247,7 +202,7 @@ static inline bool sdp_can_send_state(const struct sock *sk)
 /* Fell back: every call goes to the native TCP socket. */
 static inline bool sdp_fb(const struct sdp_sock *ssk)
 {
-	return READ_ONCE(ssk->transport) == SDP_TRANSPORT_TCP;
+	return READ_ONCE(ssk->fb.transport) == SDP_TRANSPORT_TCP;
 }
 
 /*
@@ -257,56 +212,12 @@ static inline bool sdp_fb(const struct sdp_sock *ssk)
  */
 static inline bool sdp_readable(const struct sock *sk, int target)
 {
-	const struct sdp_sock *ssk = sdp_sk(sk);
-	u32 avail = READ_ONCE(ssk->rx_avail);
-	int mark = READ_ONCE(ssk->rx_mark) && !sock_flag(sk, SOCK_URGINLINE);
+	const struct sdp_conn_view *v = sdp_view(sdp_sk(sk));
+	u32 avail = READ_ONCE(v->rx_avail);
+	int mark = READ_ONCE(v->rx_mark) && !sock_flag(sk, SOCK_URGINLINE);
 
-	return avail >= target + mark || (READ_ONCE(ssk->rx_full) && avail > mark);
+	return avail >= target + mark || (READ_ONCE(v->rx_full) && avail > mark);
 }
-
-/* Has the urgent byte arrived, and does it stand at @seq? */
-static inline bool sdp_urg_at(const struct sdp_sock *ssk, u32 seq)
-{
-	return (ssk->urg_data & (SDP_URG_VALID | SDP_URG_READ)) &&
-	       ssk->urg_seq == seq;
-}
-
-/* sdp_data.c */
-int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags);
-int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len);
-void sdp_splice_eof(struct socket *sock);
-bool sdp_writeable(const struct sock *sk);
-void sdp_write_space(struct sock *sk);
-
-/* sdp_policy.c */
-int sdp_policy_set(struct sdp_sock *ssk, sockptr_t optval, unsigned int optlen);
-int sdp_policy_get(struct sdp_sock *ssk, char __user *optval, int __user *optlen);
-bool sdp_policy_tcp(const struct sdp_sock *ssk, const struct sockaddr_storage *ss,
-		    unsigned int role);
-
-/* af_sdp.c */
-extern struct proto sdp_proto;
-extern struct proto_ops sdp_proto_ops;
-struct sdp_sock *sdp_sk_alloc(struct net *net, struct socket *sock, int kern);
-int sdp_tcp_create(struct sdp_sock *ssk, int family, const struct sdp_sock *parent);
-void sdp_inherit_sk(struct sdp_sock *child, struct sdp_sock *parent);
-void sdp_set_state(struct sock *sk, int state);
-void sdp_rdma_reset(struct sdp_sock *ssk);
-
-/* sdp_addr.c */
-bool sdp_tcp_fresh(const struct sdp_sock *ssk);
-int sdp_addr_from_user(struct sdp_sock *ssk, struct sockaddr *uaddr, int len,
-		       struct sockaddr_storage *out, bool for_connect);
-int sdp_addr_to_user(struct sdp_sock *ssk, const struct sockaddr_storage *addr,
-		     struct sockaddr *uaddr);
-
-/* sdp_listen.c */
-struct sdp_sock *sdp_accept_dequeue(struct sdp_sock *lssk);
-void sdp_listen_init(struct sdp_sock *ssk);
-void sdp_child_drop(struct sdp_sock *child, int err);
-void sdp_child_ended(struct sdp_sock *child, struct sdp_sock *lssk);
-void sdp_listen_stop(struct sdp_sock *lssk);
-void sdp_listener_add(struct sdp_sock *lssk);
 
 /* Listening, and not being stopped (sdp_listen_stop() drops the lock). */
 static inline bool sdp_listening(const struct sdp_sock *lssk)
@@ -314,25 +225,74 @@ static inline bool sdp_listening(const struct sdp_sock *lssk)
 	return lssk->sk.sk_state == TCP_LISTEN &&
 	       !test_bit(SDP_F_STOPPING, &lssk->flags);
 }
+
+/* sdp_sock.c: states, ends, readiness, the socket's timers */
+void sdp_set_state(struct sock *sk, int state);
+void sdp_schedule_teardown(struct sdp_sock *ssk);
+void sdp_done(struct sock *sk, int err);
+void sdp_abort(struct sdp_sock *ssk, int err);
+void sdp_conn_error(struct sock *sk, int err, int mib);
+void sdp_lost(struct sock *sk);
+void sdp_peer_disconn(struct sock *sk);
+void sdp_disconn_sent(struct sock *sk);
+bool sdp_writeable(const struct sock *sk);
+void sdp_write_space(struct sock *sk);
+void sdp_keepalive_reset(struct sdp_sock *ssk);
+void sdp_keepalive_rearm(struct sdp_sock *ssk);
+void sdp_set_keepalive(struct sock *sk, int on);
+void sdp_sock_deferred(struct sdp_sock *ssk);
+void sdp_keepalive_timer(struct timer_list *t);
+void sdp_fin_timer(struct timer_list *t);
+
+/* sdp_data.c */
+int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags);
+int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len);
+void sdp_splice_eof(struct socket *sock);
+
+/* sdp_policy.c */
+int sdp_policy_set(struct sdp_sock *ssk, sockptr_t optval, unsigned int optlen);
+int sdp_policy_get(struct sdp_sock *ssk, char __user *optval, int __user *optlen);
+bool sdp_policy_tcp(const struct sdp_sock *ssk, const struct sockaddr_storage *ss,
+		    unsigned int role);
+
+/* sdp_addr.c */
+bool sdp_tcp_fresh(const struct sdp_sock *ssk);
+int sdp_addr_from_user(struct sdp_sock *ssk, struct sockaddr *uaddr, int len,
+		       struct sockaddr_storage *out, bool for_connect);
+int sdp_addr_to_user(struct sdp_sock *ssk, const struct sockaddr_storage *addr,
+		     struct sockaddr *uaddr);
+int sdp_connect_rdma(struct sdp_sock *ssk, const struct sockaddr_storage *dst);
+
+/* sdp_listen.c */
+void sdp_listen_init(struct sdp_sock *ssk);
+struct sdp_sock *sdp_accept_dequeue(struct sdp_sock *lssk);
+void sdp_child_drop(struct sdp_sock *child, int err);
+void sdp_child_ended(struct sdp_sock *child, struct sdp_sock *lssk);
+void sdp_listen_stop(struct sdp_sock *lssk);
+void sdp_listener_add(struct sdp_sock *lssk);
 bool sdp_reuseport_held(const struct sdp_sock *lssk, int err);
+void sdp_listen_arm(struct sdp_sock *lssk);
 void sdp_listeners_rearm(void);
 void sdp_listen_exit(void);
+bool sdp_listening_up(const struct sock *sk);
+struct sdp_conn *sdp_listen_request(struct sdp_sock *lssk, struct sdp_req *req,
+				    struct sdp_sock *(*new_child)(struct sdp_sock *lssk));
+void sdp_child_established(struct sock *sk);
+void sdp_child_failed(struct sock *sk, int err);
+void sdp_child_stop(struct sdp_sock *ssk);
+void sdp_child_release(struct sdp_sock *ssk);
+void sdp_data_ready(struct sock *sk);
 
 /* sdp_close.c */
-void sdp_teardown_init(struct sdp_sock *ssk);
-void sdp_schedule_teardown(struct sdp_sock *ssk);
+void sdp_close_init(struct sdp_sock *ssk);
 void sdp_destroy(struct sdp_sock *ssk);
 void sdp_close(struct sock *sk, long timeout);
 void sdp_disconnect(struct sock *sk);
 void sdp_shutdown_send(struct sock *sk);
-void sdp_done(struct sock *sk, int err);
-void sdp_abort(struct sdp_sock *ssk, int err);
-void sdp_conn_error(struct sdp_sock *ssk, int err, int mib);
-void sdp_fin_timer(struct timer_list *t);
-void sdp_peer_disconn(struct sdp_sock *ssk);
-void sdp_disconn_sent(struct sdp_sock *ssk);
 
 /* sdp_sockopt.c */
+int sdp_tcp_create(struct sdp_sock *ssk, int family, const struct sdp_sock *parent);
+void sdp_inherit_sk(struct sdp_sock *child, struct sdp_sock *parent);
 int sdp_setsockopt(struct socket *sock, int level, int optname,
 		   sockptr_t optval, unsigned int optlen);
 int sdp_getsockopt(struct socket *sock, int level, int optname,
@@ -341,42 +301,13 @@ void sdp_tcp_sync(struct sdp_sock *ssk);
 void sdp_tcp_inherit(struct sdp_sock *child, const struct sdp_sock *parent);
 void sdp_opts_apply(struct sdp_sock *ssk);
 void sdp_tcp_refresh(struct sdp_sock *ssk);
-void sdp_fill_info(const struct sdp_sock *ssk, struct sdp_info *info);
+u32 sdp_user_timeout(const struct sock *sk);
 
 /* sdp_diag.c */
+void sdp_fill_info(const struct sdp_sock *ssk, struct sdp_info *info);
 void sdp_diag_add(struct sdp_sock *ssk);
 void sdp_diag_del(struct sdp_sock *ssk);
 int sdp_diag_init(void);
 void sdp_diag_exit(void);
-
-/* sdp_debug.c */
-extern u32 sdp_inject_warn;
-void sdp_debug_init(void);
-void sdp_debug_exit(void);
-
-/* Where the tests make an allocation fail (debugfs sdp/fail/). */
-enum sdp_fault {
-	SDP_FAULT_SOCK,		/* an SDP socket */
-	SDP_FAULT_TCP,		/* its native TCP socket */
-	SDP_FAULT_CM_ID,	/* an rdma_cm id */
-	SDP_FAULT_ACCEPT,	/* a listener's child's connection, as a whole */
-	SDP_FAULT_CONN,		/* a connection's state */
-	SDP_FAULT_CQ,
-	SDP_FAULT_QP,
-	SDP_FAULT_RINGS,	/* the rings' slot arrays */
-	SDP_FAULT_RX_BUF,	/* a receive buffer */
-	SDP_FAULT_TX_BUF,	/* a send buffer */
-	SDP_FAULT_KMEM_BUF,	/* a buffer charged to the cgroup only */
-	SDP_FAULT_MAX
-};
-
-extern atomic_t sdp_faults[SDP_FAULT_MAX];
-
-/* Should this allocation at @site fail? Once per count armed. */
-static inline bool sdp_fault(enum sdp_fault site)
-{
-	return unlikely(atomic_read(&sdp_faults[site])) &&
-	       atomic_add_unless(&sdp_faults[site], -1, 0);
-}
 
 #endif /* _NET_SDP_SOCK_H */

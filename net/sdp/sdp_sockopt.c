@@ -16,7 +16,7 @@
 #include <net/tcp.h>
 
 #include "sdp_sock.h"
-#include "sdp_conn.h"
+#include "sdp_fallback.h"
 
 #define SDP_NAGLE_BITS	(TCP_NAGLE_OFF | TCP_NAGLE_CORK)
 
@@ -98,28 +98,32 @@ void sdp_tcp_inherit(struct sdp_sock *child, const struct sdp_sock *parent)
  */
 void sdp_opts_apply(struct sdp_sock *ssk)
 {
+	struct sdp_opts *o = &ssk->opts;
 	u8 nonagle = ssk->shadow.nonagle;
 	bool nodelay = nonagle & TCP_NAGLE_OFF, cork = nonagle & TCP_NAGLE_CORK;
 	u32 user = READ_ONCE(ssk->shadow.inet_conn.icsk_user_timeout);
 	u32 keepidle = READ_ONCE(ssk->shadow.keepalive_time);
-	bool push = (nodelay && !ssk->nodelay) || (!cork && ssk->cork);
-	bool rearm = user != ssk->user_timeout, rekeep = keepidle != ssk->keepidle;
+	bool push = (nodelay && !o->nodelay) || (!cork && o->cork);
+	bool rearm = user != o->user_timeout, rekeep = keepidle != o->keepidle;
 
-	if (nodelay == ssk->nodelay && cork == ssk->cork && !rearm && !rekeep)
+	if (nodelay == o->nodelay && cork == o->cork && !rearm && !rekeep)
 		return;
-	ssk->nodelay = nodelay;
-	ssk->cork = cork;
-	ssk->user_timeout = user;
-	ssk->keepidle = keepidle;
-	if (!ssk->conn)
-		return;
-	if (push)
-		sdp_tx_push(ssk, true);
-	if (rearm)
-		sdp_tx_watch(ssk, true);
-	if (rekeep)
+	o->nodelay = nodelay;
+	o->cork = cork;
+	o->user_timeout = user;
+	o->keepidle = keepidle;
+	sdp_conn_opts(ssk->conn, nodelay, cork, push, rearm);
+	if (rekeep && sdp_view(ssk)->live)
 		sdp_keepalive_rearm(ssk);
-	sdp_update_counts(ssk);
+}
+
+/*
+ * Upcall: TCP_USER_TIMEOUT as the connection applies it now, from the
+ * shadow (6.12's tcp_sock_set_user_timeout() takes no lock).
+ */
+u32 sdp_user_timeout(const struct sock *sk)
+{
+	return READ_ONCE(sdp_sk(sk)->shadow.inet_conn.icsk_user_timeout);
 }
 
 /* Re-read the SOL_TCP settings setsockopt() left in the native socket. */
@@ -128,9 +132,81 @@ void sdp_tcp_refresh(struct sdp_sock *ssk)
 	const struct sock *t = ssk->tcp->sk;
 
 	sdp_tcp_copy(&ssk->sk, t);
-	WRITE_ONCE(ssk->notsent_lowat, tcp_sk(t)->notsent_lowat ? :
+	WRITE_ONCE(ssk->opts.notsent_lowat, tcp_sk(t)->notsent_lowat ? :
 		   READ_ONCE(sock_net(&ssk->sk)->ipv4.sysctl_tcp_notsent_lowat));
 	sdp_opts_apply(ssk);
+}
+
+/*
+ * Create the native socket, or replace it by one of another family while
+ * nothing is bound. It holds a netns reference like a user socket, since TCP
+ * may keep it alive after we let it go. SOL_TCP settings come from
+ * @parent (a listener), or from ours (the shadow).
+ */
+int sdp_tcp_create(struct sdp_sock *ssk, int family, const struct sdp_sock *parent)
+{
+	struct net *net = sock_net(&ssk->sk);
+	struct socket *tcp, *old;
+	int err;
+
+	err = sdp_fault(SDP_FAULT_TCP) ? -ENOBUFS :
+	      sock_create_kern(net, family, SOCK_STREAM, IPPROTO_TCP, &tcp);
+	if (err)
+		return err;
+	tcp->sk->sk_net_refcnt = 1;
+	get_net_track(net, &tcp->sk->ns_tracker, GFP_KERNEL);
+	sock_inuse_add(net, 1);
+
+	old = ssk->tcp;
+	ssk->tcp = tcp;
+	sdp_tcp_sync(ssk);
+	if (parent)
+		sdp_tcp_inherit(ssk, parent);
+	if (old) {
+		sdp_fb_detach(ssk, old);
+		sock_release(old);
+	}
+	/* A socket the program holds: TCP wakes its waiters (see fallback). */
+	if (ssk->sk.sk_socket)
+		sdp_fb_attach(ssk);
+	sdp_tcp_refresh(ssk);
+	return 0;
+}
+
+/*
+ * A child takes its listener's socket-level settings, as TCP's clones do:
+ * a kernel user's callbacks and sk_user_data included (unless marked
+ * SK_USER_DATA_NOCOPY), so that its sk_state_change sees the child
+ * established before accept(), as drivers such as DRBD wait for.
+ */
+void sdp_inherit_sk(struct sdp_sock *child, struct sdp_sock *parent)
+{
+	struct sock *csk = &child->sk, *psk = &parent->sk;
+
+	read_lock_bh(&psk->sk_callback_lock);
+	csk->sk_data_ready = psk->sk_data_ready;
+	csk->sk_write_space = psk->sk_write_space;
+	csk->sk_state_change = psk->sk_state_change;
+	csk->sk_error_report = psk->sk_error_report;
+	if (!sk_user_data_is_nocopy(psk))
+		csk->sk_user_data = psk->sk_user_data;
+	read_unlock_bh(&psk->sk_callback_lock);
+	csk->sk_allocation = psk->sk_allocation;
+	sdp_memcg_inherit(csk, psk);
+
+	csk->sk_userlocks = psk->sk_userlocks & (SOCK_SNDBUF_LOCK | SOCK_RCVBUF_LOCK);
+	csk->sk_sndbuf = psk->sk_sndbuf;
+	csk->sk_rcvbuf = psk->sk_rcvbuf;
+	csk->sk_rcvlowat = psk->sk_rcvlowat;
+	csk->sk_rcvtimeo = psk->sk_rcvtimeo;
+	csk->sk_sndtimeo = psk->sk_sndtimeo;
+	csk->sk_lingertime = psk->sk_lingertime;
+	csk->sk_priority = psk->sk_priority;
+	csk->sk_mark = psk->sk_mark;
+	csk->sk_bound_dev_if = psk->sk_bound_dev_if;
+	sock_valbool_flag(csk, SOCK_LINGER, sock_flag(psk, SOCK_LINGER));
+	sock_valbool_flag(csk, SOCK_KEEPOPEN, sock_flag(psk, SOCK_KEEPOPEN));
+	sock_valbool_flag(csk, SOCK_URGINLINE, sock_flag(psk, SOCK_URGINLINE));
 }
 
 /* SDP_REUSEPORT: SO_REUSEPORT as the core sets it for inet sockets. */
@@ -166,7 +242,7 @@ static int sdp_set_family(struct sdp_sock *ssk, sockptr_t optval, unsigned int o
 	else if (ssk->tcp->sk->sk_family != family)
 		err = sdp_tcp_create(ssk, family, NULL);
 	if (!err)
-		ssk->family_fixed = true;
+		ssk->opts.family_fixed = true;
 	release_sock(&ssk->sk);
 	return err;
 }
@@ -198,7 +274,7 @@ int sdp_setsockopt(struct socket *sock, int level, int optname,
 	lock_sock(sk);
 	/* IPv6 options make a fresh socket an IPv6 one, as bind(sin6) does. */
 	if (level == SOL_IPV6 && ssk->tcp->sk->sk_family == AF_INET &&
-	    sdp_tcp_fresh(ssk) && !ssk->family_fixed) {
+	    sdp_tcp_fresh(ssk) && !ssk->opts.family_fixed) {
 		err = sdp_tcp_create(ssk, AF_INET6, NULL);
 		if (err)
 			goto out;
@@ -232,43 +308,13 @@ static int sdp_put_opt(char __user *optval, int __user *optlen,
 	return 0;
 }
 
-/* SDP_INFO, and sock_diag's SDP_DIAG_INFO. */
-void sdp_fill_info(const struct sdp_sock *ssk, struct sdp_info *info)
-{
-	memset(info, 0, sizeof(*info));
-	info->transport = ssk->transport;
-	/* A listener: whether it listens over RDMA now, or serves TCP only. */
-	if (ssk->sk.sk_state == TCP_LISTEN && info->transport == SDP_TRANSPORT_NONE)
-		info->transport = READ_ONCE(ssk->id) ? SDP_TRANSPORT_RDMA : SDP_TRANSPORT_TCP;
-	info->fallback_reason = ssk->fb_reason;
-	info->state = ssk->sk.sk_state;
-	info->syn_queue = ssk->syn_count;
-	sdp_conn_info(ssk, info);
-	info->tx_bytes = ssk->stats.tx_bytes;
-	info->rx_bytes = ssk->stats.rx_bytes;
-	info->tx_msgs = ssk->stats.tx_msgs;
-	info->rx_msgs = ssk->stats.rx_msgs;
-	info->tx_credit_updates = ssk->stats.tx_credit_updates;
-	strscpy(info->ibdev, ssk->ibdev, sizeof(info->ibdev));
-}
-
 /* TCP_INFO for a connection over RDMA: what maps onto SDP. */
 static void sdp_fill_tcp_info(struct sdp_sock *ssk, struct tcp_info *ti)
 {
 	memset(ti, 0, sizeof(*ti));
 	ti->tcpi_state = ssk->sk.sk_state;
-	sdp_conn_tcp_info(ssk, ti);
-	ti->tcpi_bytes_acked = ssk->stats.tx_bytes;
-	ti->tcpi_bytes_sent = ssk->stats.tx_bytes;
-	ti->tcpi_bytes_received = ssk->stats.rx_bytes;
-	ti->tcpi_segs_out = ssk->stats.tx_msgs;
-	ti->tcpi_segs_in = ssk->stats.rx_msgs;
-	ti->tcpi_data_segs_out = ssk->stats.tx_msgs - ssk->stats.tx_credit_updates;
 	ti->tcpi_rcv_space = ssk->sk.sk_rcvbuf;
-	ti->tcpi_rtt = ssk->srtt_us;
-	ti->tcpi_rttvar = ssk->rttvar_us;
-	ti->tcpi_min_rtt = ssk->min_rtt_us;
-	ti->tcpi_snd_wnd = ti->tcpi_snd_cwnd * ti->tcpi_snd_mss;
+	sdp_conn_tcp_info(ssk->conn, ti);
 }
 
 int sdp_getsockopt(struct socket *sock, int level, int optname,
@@ -285,7 +331,7 @@ int sdp_getsockopt(struct socket *sock, int level, int optname,
 
 	if (level == SOL_SDP) {
 		if (optname == SDP_FALLBACK_REASON) {
-			u.val = READ_ONCE(ssk->fb_reason);
+			u.val = READ_ONCE(ssk->fb.reason);
 			return sdp_put_opt(optval, optlen, &u.val, sizeof(u.val));
 		}
 		if (optname == SDP_POLICY)
@@ -303,19 +349,19 @@ int sdp_getsockopt(struct socket *sock, int level, int optname,
 		if (optname != SDP_INFO)
 			return -ENOPROTOOPT;
 		lock_sock(sk);
-		sdp_flush(ssk);
+		sdp_conn_flush(ssk->conn);
 		sdp_fill_info(ssk, &u.sdp);
 		release_sock(sk);
 		return sdp_put_opt(optval, optlen, &u.sdp, sizeof(u.sdp));
 	}
 	lock_sock(sk);
 	if (level == SOL_TCP && optname == TCP_INFO &&
-	    ssk->transport == SDP_TRANSPORT_RDMA) {
-		sdp_flush(ssk);
+	    ssk->fb.transport == SDP_TRANSPORT_RDMA) {
+		sdp_conn_flush(ssk->conn);
 		sdp_fill_tcp_info(ssk, &u.tcp);
 		size = sizeof(u.tcp);
 	} else if (level == SOL_TCP && optname == TCP_MAXSEG &&
-		   (u.val = sdp_conn_mss(ssk))) {
+		   (u.val = sdp_conn_mss(ssk->conn))) {
 		size = sizeof(u.val);
 	} else {
 		/* Under our lock: the native socket may be replaced meanwhile. */

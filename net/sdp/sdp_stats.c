@@ -9,7 +9,8 @@
 #include <linux/seq_file.h>
 #include <net/net_namespace.h>
 
-#include "sdp_sock.h"
+#include "sdp_netns.h"
+#include "sdp_stats.h"
 
 static const char * const sdp_mib_names[SDP_MIB_MAX] = {
 	[SDP_MIB_ACTIVE_OPENS]		= "ActiveOpens",

@@ -23,46 +23,21 @@
 
 #define SDP_HDR	sizeof(struct sdp_bsdh)
 
-static int sdp_post_send(struct sdp_sock *ssk, struct sdp_tx_slot *s, u8 mid)
+/* Send the message in @s as @mid, with our credits and acknowledgement. */
+static int sdp_tx_send(struct sdp_conn *c, struct sdp_tx_slot *s, u8 mid)
 {
-	struct sdp_conn *c = ssk->conn;
-	struct sdp_bsdh *h = s->buf;
-	struct ib_sge sge = {
-		.addr	= s->dma,
-		.length	= s->len,
-		.lkey	= c->lkey,
-	};
-	struct ib_send_wr wr = {
-		.wr_cqe		= &s->cqe,
-		.sg_list	= &sge,
-		.num_sge	= 1,
-		.opcode		= IB_WR_SEND,
-		.send_flags	= IB_SEND_SIGNALED,
-	};
 	u16 bufs = c->rx_posted_nr - 1;
 	int err;
 
-	sdp_proto_bsdh(&c->seq, h, mid, s->oob, s->len, bufs);
-	if (s->len <= c->max_inline)
-		wr.send_flags |= IB_SEND_INLINE;
-	ib_dma_sync_single_for_device(c->sdev->ibdev, s->dma, s->len,
-				      DMA_TO_DEVICE);
+	sdp_proto_bsdh(&c->seq, s->buf, mid, s->oob, s->len, bufs);
 	s->done = false;
 	s->stamp = ktime_get_ns();
-	/*
-	 * Software providers (rxe, siw) run or schedule their send work here.
-	 * A softirq raised from process context wakes ksoftirqd, a context
-	 * switch per message; with BHs off it runs when they are re-enabled,
-	 * in our context, as TCP's transmit does.
-	 */
-	local_bh_disable();
-	err = ib_post_send(c->qp, &wr, NULL);
-	local_bh_enable();
+	err = sdp_post_send(c, &s->wr, s->dma, s->len);
 	if (err)
 		return err;
 	sdp_seq_sent(&c->seq, bufs);
-	ssk->stats.tx_msgs++;
-	SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_TX_MSGS);
+	c->v.stats.tx_msgs++;
+	SDP_INC_STATS(sock_net(c->sk), SDP_MIB_TX_MSGS);
 	return 0;
 }
 
@@ -73,32 +48,39 @@ static bool sdp_ctrl_ok(const struct sdp_conn *c)
 	       sdp_tx_credits(c) >= 0;
 }
 
-static int sdp_post_ctrl(struct sdp_sock *ssk, u8 mid, u8 oob)
+static int sdp_post_ctrl(struct sdp_conn *c, u8 mid, u8 oob)
 {
-	struct sdp_conn *c = ssk->conn;
 	struct sdp_tx_slot *s = &c->ctrl[c->ctrl_head % SDP_CTRL_SLOTS];
 	int err;
 
 	s->len = SDP_HDR;
 	s->oob = oob;
-	err = sdp_post_send(ssk, s, mid);
+	err = sdp_tx_send(c, s, mid);
 	if (!err)
 		c->ctrl_head++;
 	return err;
 }
 
 /* Post an Abort if the peer can take it; true if posted. */
-bool sdp_post_abort(struct sdp_sock *ssk)
+bool sdp_conn_abort(struct sdp_conn *c)
 {
-	struct sdp_conn *c = ssk->conn;
-
-	if (!c || !c->started || c->failed || !sdp_ctrl_ok(c) ||
-	    test_bit(SDP_F_CM_GONE, &ssk->flags))
+	if (!c->v.live || !c->started || c->failed || !sdp_ctrl_ok(c) ||
+	    test_bit(SDP_C_CM_GONE, &c->flags))
 		return false;
-	if (sdp_post_ctrl(ssk, SDP_MID_ABORT, 0))
+	if (sdp_post_ctrl(c, SDP_MID_ABORT, 0))
 		return false;
-	SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_ABORT_SENT);
+	SDP_INC_STATS(sock_net(c->sk), SDP_MIB_ABORT_SENT);
 	return true;
+}
+
+/*
+ * A keepalive probe: a message carrying only credits. A live peer's HCA
+ * acknowledges it; a dead one fails it after the RC retries. True if posted.
+ */
+bool sdp_conn_probe(struct sdp_conn *c)
+{
+	return c->v.live && c->started && sdp_ctrl_ok(c) &&
+	       !sdp_post_ctrl(c, SDP_MID_DATA, 0);
 }
 
 enum { SDP_CREDITS_KEEP, SDP_CREDITS_SEND, SDP_CREDITS_LATER };
@@ -112,9 +94,8 @@ enum { SDP_CREDITS_KEEP, SDP_CREDITS_SEND, SDP_CREDITS_LATER };
  * buffer until the data after it comes), else after SDP_CREDIT_DELAY, as
  * TCP's delayed ACK: a reader that stops reading must not stall the peer.
  */
-static int sdp_credit_update(const struct sdp_sock *ssk)
+static int sdp_credit_update(const struct sdp_conn *c)
 {
-	const struct sdp_conn *c = ssk->conn;
 	s32 peer_view = sdp_seq_peer_credits(&c->seq);
 	s32 fresh = (s32)c->rx_posted_nr - 1 - max(peer_view, 0);
 	u32 unread = c->rx_ready_bytes;
@@ -123,21 +104,19 @@ static int sdp_credit_update(const struct sdp_sock *ssk)
 		return SDP_CREDITS_SEND;
 	if (fresh <= 0 || peer_view > SDP_CTRL_CREDITS)
 		return SDP_CREDITS_KEEP;
-	if (sdp_urg_next(ssk) && !sock_flag(&ssk->sk, SOCK_URGINLINE))
+	if (sdp_urg_next(c) && !sock_flag(c->sk, SOCK_URGINLINE))
 		unread--;
-	if (fresh >= 2 || !unread || test_bit(SDP_F_CREDIT_DUE, &ssk->flags))
+	if (fresh >= 2 || !unread || test_bit(SDP_C_CREDIT_DUE, &c->flags))
 		return SDP_CREDITS_SEND;
 	return SDP_CREDITS_LATER;
 }
 
 /* A partly filled buffer may go: TCP_NODELAY, or nothing in flight (Nagle). */
-static bool sdp_partial_ok(const struct sdp_sock *ssk)
+static bool sdp_partial_ok(const struct sdp_conn *c)
 {
-	const struct sdp_conn *c = ssk->conn;
-
-	if (ssk->cork || test_bit(SDP_F_MORE, &ssk->flags))
+	if (c->cork || test_bit(SDP_C_MORE, &c->flags))
 		return false;
-	return ssk->nodelay || c->tx_tail == c->tx_post;
+	return c->nodelay || c->tx_tail == c->tx_post;
 }
 
 /*
@@ -145,49 +124,47 @@ static bool sdp_partial_ok(const struct sdp_sock *ssk)
  * once all data before it is out, then a credit update if the peer needs one.
  * @force sends a partly filled buffer regardless of Nagle and corking.
  */
-void sdp_tx_push(struct sdp_sock *ssk, bool force)
+void sdp_tx_push(struct sdp_conn *c, bool force)
 {
-	struct sdp_conn *c = ssk->conn;
+	struct sock *sk = c->sk;
 	struct sdp_tx_slot *s;
 	u32 payload;
 
-	if (!c || !c->started || test_bit(SDP_F_CM_GONE, &ssk->flags) ||
-	    ssk->sk.sk_state == TCP_CLOSE)
+	if (!c->v.live || !c->started || test_bit(SDP_C_CM_GONE, &c->flags) ||
+	    sk->sk_state == TCP_CLOSE)
 		return;
-	if (test_bit(SDP_F_SEND_DISCONN, &ssk->flags))
+	if (test_bit(SDP_C_SEND_DISCONN, &c->flags))
 		force = true;
 
 	while (c->tx_post != c->tx_head) {
 		s = &c->tx[c->tx_post % c->tx_count];
 		/* Urgent data goes past Nagle and corking, as TCP's. */
 		if (c->tx_post + 1 == c->tx_head && s->len < c->snd_size &&
-		    !force && !s->oob && !sdp_partial_ok(ssk)) {
+		    !force && !s->oob && !sdp_partial_ok(c)) {
 			/*
 			 * Held by TCP_CORK or MSG_MORE: timed by whichever push
 			 * holds it, as TCP's probe timer sends a corked tail once
 			 * all before it is acked. An uncork that credits stopped,
 			 * corked again at once, leaves no other push to send it.
 			 */
-			if ((ssk->cork || test_bit(SDP_F_MORE, &ssk->flags)) &&
-			    !timer_pending(&ssk->cork_timer))
-				sk_reset_timer(&ssk->sk, &ssk->cork_timer,
-					       jiffies + SDP_CORK_TIMEOUT);
+			if ((c->cork || test_bit(SDP_C_MORE, &c->flags)) &&
+			    !timer_pending(&c->cork_timer))
+				sk_reset_timer(sk, &c->cork_timer, jiffies + SDP_CORK_TIMEOUT);
 			break;
 		}
 		if (sdp_tx_credits(c) <= SDP_CTRL_CREDITS) {
-			trace_sdp_credit_stall(&ssk->sk, sdp_tx_credits(c),
-					       c->tx_unposted_bytes);
+			trace_sdp_credit_stall(sk, sdp_tx_credits(c), c->tx_unposted_bytes);
 			break;
 		}
-		if (sdp_post_send(ssk, s, SDP_MID_DATA))
+		if (sdp_tx_send(c, s, SDP_MID_DATA))
 			goto err;
 		payload = s->len - SDP_HDR;
 		c->tx_unposted_bytes -= payload;
 		c->tx_post++;
 		if (c->tx_post == c->tx_urg)
 			c->tx_urg_pend = false;
-		ssk->stats.tx_bytes += payload;
-		SDP_ADD_STATS(sock_net(&ssk->sk), SDP_MIB_TX_BYTES, payload);
+		c->v.stats.tx_bytes += payload;
+		SDP_ADD_STATS(sock_net(sk), SDP_MIB_TX_BYTES, payload);
 	}
 	/*
 	 * Urgent data that credits hold back is announced at once, as TCP's
@@ -195,94 +172,130 @@ void sdp_tx_push(struct sdp_sock *ssk, bool force)
 	 * Not with the spare, which credit updates, DisConn and Abort need.
 	 */
 	if (c->tx_urg_pend && sdp_tx_credits(c) > 0 && sdp_ctrl_ok(c)) {
-		if (sdp_post_ctrl(ssk, SDP_MID_DATA, SDP_OOB_PEND))
+		if (sdp_post_ctrl(c, SDP_MID_DATA, SDP_OOB_PEND))
 			goto err;
 		c->tx_urg_pend = false;
 	}
 
-	if (test_bit(SDP_F_SEND_DISCONN, &ssk->flags) &&
+	if (test_bit(SDP_C_SEND_DISCONN, &c->flags) &&
 	    c->tx_post == c->tx_head && sdp_ctrl_ok(c)) {
-		if (sdp_post_ctrl(ssk, SDP_MID_DISCONN, 0))
+		if (sdp_post_ctrl(c, SDP_MID_DISCONN, 0))
 			goto err;
-		clear_bit(SDP_F_SEND_DISCONN, &ssk->flags);
-		SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_DISCONN_SENT);
+		clear_bit(SDP_C_SEND_DISCONN, &c->flags);
+		SDP_INC_STATS(sock_net(sk), SDP_MIB_DISCONN_SENT);
 	} else {
-		switch (sdp_credit_update(ssk)) {
+		switch (sdp_credit_update(c)) {
 		case SDP_CREDITS_SEND:
 			if (!sdp_ctrl_ok(c))
 				break;
-			if (sdp_post_ctrl(ssk, SDP_MID_DATA, 0))
+			if (sdp_post_ctrl(c, SDP_MID_DATA, 0))
 				goto err;
-			ssk->stats.tx_credit_updates++;
-			SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_CREDIT_UPDATES);
+			c->v.stats.tx_credit_updates++;
+			SDP_INC_STATS(sock_net(sk), SDP_MIB_CREDIT_UPDATES);
 			fallthrough;
 		case SDP_CREDITS_KEEP:
-			clear_bit(SDP_F_CREDIT_DUE, &ssk->flags);
+			clear_bit(SDP_C_CREDIT_DUE, &c->flags);
 			break;
 		case SDP_CREDITS_LATER:
-			if (!timer_pending(&ssk->credit_timer))
-				sk_reset_timer(&ssk->sk, &ssk->credit_timer,
+			if (!timer_pending(&c->credit_timer))
+				sk_reset_timer(sk, &c->credit_timer,
 					       jiffies + SDP_CREDIT_DELAY);
 			break;
 		}
 	}
-	sdp_update_counts(ssk);
-	sdp_tx_watch(ssk, false);
+	sdp_update_counts(c);
+	sdp_tx_watch(c, false);
 	return;
 err:
-	sdp_up->error(ssk, ECONNRESET, SDP_MIB_QP_ERROR);
+	sdp_up->error(sk, ECONNRESET, SDP_MIB_QP_ERROR);
 }
 
-void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc)
+static void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct sdp_tx_slot *s = container_of(wc->wr_cqe, struct sdp_tx_slot, cqe);
-	struct sdp_sock *ssk = cq->cq_context;
-	struct sock *sk = &ssk->sk;
+	struct sdp_wr *wr = sdp_wr_of(wc);
+	struct sdp_tx_slot *s = container_of(wr, struct sdp_tx_slot, wr);
+	struct sdp_conn *c = wr->conn;
 
-	bh_lock_sock(sk);
+	bh_lock_sock(c->sk);
 	s->status = wc->status;
 	s->stamp = ktime_get_ns() - s->stamp;
 	s->done = true;
-	__sdp_defer_or_process(ssk);
-	bh_unlock_sock(sk);
+	sdp_defer_or_process(c);
+	bh_unlock_sock(c->sk);
+}
+
+void sdp_tx_ring_init(struct sdp_conn *c)
+{
+	u32 i;
+
+	for (i = 0; i < c->tx_count; i++)
+		sdp_wr_init(&c->tx[i].wr, c, sdp_tx_done);
+}
+
+/* The control ring's slots share one buffer (c->ctrl_buf). */
+void sdp_ctrl_ring_init(struct sdp_conn *c)
+{
+	u32 i;
+
+	for (i = 0; i < SDP_CTRL_SLOTS; i++) {
+		sdp_wr_init(&c->ctrl[i].wr, c, sdp_tx_done);
+		c->ctrl[i].buf = c->ctrl_buf + i * SDP_CTRL_MSG_MAX;
+		c->ctrl[i].dma = c->ctrl_dma + i * SDP_CTRL_MSG_MAX;
+		c->ctrl[i].ctrl = true;
+	}
 }
 
 /*
  * A send completes once the peer's HCA acknowledged it: post to completion
  * is a round trip (with its transmission). Smoothed as TCP's srtt, rttvar.
  */
-static void sdp_rtt_sample(struct sdp_sock *ssk, u64 ns)
+static void sdp_rtt_sample(struct sdp_conn *c, u64 ns)
 {
 	u32 m = max_t(u32, div_u64(ns, NSEC_PER_USEC), 1);
 	u32 err;
 
-	if (!ssk->srtt_us) {
-		ssk->srtt_us = m;
-		ssk->rttvar_us = m / 2;
-		ssk->min_rtt_us = m;
+	if (!c->srtt_us) {
+		c->srtt_us = m;
+		c->rttvar_us = m / 2;
+		c->min_rtt_us = m;
 		return;
 	}
-	err = m > ssk->srtt_us ? m - ssk->srtt_us : ssk->srtt_us - m;
-	ssk->rttvar_us = ssk->rttvar_us - ssk->rttvar_us / 4 + err / 4;
-	ssk->srtt_us = ssk->srtt_us - ssk->srtt_us / 8 + m / 8;
-	ssk->min_rtt_us = min(ssk->min_rtt_us, m);
+	err = m > c->srtt_us ? m - c->srtt_us : c->srtt_us - m;
+	c->rttvar_us = c->rttvar_us - c->rttvar_us / 4 + err / 4;
+	c->srtt_us = c->srtt_us - c->srtt_us / 8 + m / 8;
+	c->min_rtt_us = min(c->min_rtt_us, m);
 }
 
 /* A failed send: the peer is gone (retries exhausted) or broke the rules. */
-static void sdp_tx_error(struct sdp_sock *ssk, u8 status)
+static void sdp_tx_error(struct sdp_conn *c, u8 status)
 {
-	if (status == IB_WC_WR_FLUSH_ERR || ssk->sk.sk_state == TCP_CLOSE)
+	if (status == IB_WC_WR_FLUSH_ERR || c->sk->sk_state == TCP_CLOSE)
 		return;
-	ssk->conn->failed = true;
-	sdp_up->error(ssk, status == IB_WC_RETRY_EXC_ERR ? ETIMEDOUT : ECONNRESET,
-		       SDP_MIB_QP_ERROR);
+	c->failed = true;
+	sdp_up->error(c->sk, status == IB_WC_RETRY_EXC_ERR ? ETIMEDOUT : ECONNRESET,
+		      SDP_MIB_QP_ERROR);
+}
+
+/*
+ * SO_SNDBUF not set: the send ring is the send buffer, as TCP's autotuning
+ * sizes its sndbuf to what its window needs, within tcp_wmem[2]. Memory
+ * pressure takes it back (sk_stream_moderate_sndbuf()); it returns after.
+ */
+void sdp_expand_sndbuf(struct sdp_conn *c)
+{
+	struct sock *sk = c->sk;
+	u32 ring = min_t(u64, (u64)c->tx_count * c->snd_size,
+			 READ_ONCE(sock_net(sk)->ipv4.sysctl_tcp_wmem[2]));
+
+	if (!(sk->sk_userlocks & SOCK_SNDBUF_LOCK) && !sk_under_memory_pressure(sk) &&
+	    sk->sk_sndbuf < ring)
+		WRITE_ONCE(sk->sk_sndbuf, ring);
 }
 
 /* Free completed send buffers, in order. */
-void sdp_tx_reap(struct sdp_sock *ssk)
+void sdp_tx_reap(struct sdp_conn *c)
 {
-	struct sock *sk = &ssk->sk;
-	struct sdp_conn *c = ssk->conn;
+	struct sock *sk = c->sk;
 	struct sdp_tx_slot *s;
 	bool freed = false;
 
@@ -291,10 +304,10 @@ void sdp_tx_reap(struct sdp_sock *ssk)
 		if (!s->done)
 			break;
 		if (s->status != IB_WC_SUCCESS) {
-			sdp_tx_error(ssk, s->status);
+			sdp_tx_error(c, s->status);
 			return;
 		}
-		sdp_rtt_sample(ssk, s->stamp);
+		sdp_rtt_sample(c, s->stamp);
 		c->tx_queued_bytes -= s->len - SDP_HDR;
 		s->len = 0;
 		sdp_tx_buf_put(c, s);
@@ -302,28 +315,28 @@ void sdp_tx_reap(struct sdp_sock *ssk)
 		sk_wmem_queued_add(sk, -(int)c->snd_size);
 		c->tx_nomem = false;
 		freed = true;
-		ssk->tx_stamp = jiffies;
+		c->tx_stamp = jiffies;
 	}
 	while (c->ctrl_tail != c->ctrl_head) {
 		s = &c->ctrl[c->ctrl_tail % SDP_CTRL_SLOTS];
 		if (!s->done)
 			break;
 		if (s->status != IB_WC_SUCCESS) {
-			sdp_tx_error(ssk, s->status);
+			sdp_tx_error(c, s->status);
 			return;
 		}
 		c->ctrl_tail++;
 		/* no progress for data waiting for credits (TCP's zero window) */
 		if (c->tx_post == c->tx_head)
-			ssk->tx_stamp = jiffies;
+			c->tx_stamp = jiffies;
 		if (((struct sdp_bsdh *)s->buf)->mid == SDP_MID_DISCONN)
-			sdp_up->disconn_sent(ssk);
-		if (!ssk->conn)
+			sdp_up->disconn_sent(sk);
+		if (!c->v.live)
 			return;
 	}
 	if (freed) {
-		sdp_conn_expand_sndbuf(c);
-		sdp_update_counts(ssk);
+		sdp_expand_sndbuf(c);
+		sdp_update_counts(c);
 		/*
 		 * The free slots must be visible before SOCK_NOSPACE is read:
 		 * sdp_poll() sets it, then reads them. (x86 lets a load pass an
@@ -336,18 +349,18 @@ void sdp_tx_reap(struct sdp_sock *ssk)
 	}
 }
 
-void sdp_cork_timer(struct timer_list *t)
+static void sdp_cork_timer(struct timer_list *t)
 {
-	struct sdp_sock *ssk = from_timer(ssk, t, cork_timer);
+	struct sdp_conn *c = from_timer(c, t, cork_timer);
 
-	sdp_timer_event(ssk, SDP_F_PUSH);
+	sdp_timer_event(c, SDP_C_PUSH);
 }
 
-void sdp_credit_timer(struct timer_list *t)
+static void sdp_credit_timer(struct timer_list *t)
 {
-	struct sdp_sock *ssk = from_timer(ssk, t, credit_timer);
+	struct sdp_conn *c = from_timer(c, t, credit_timer);
 
-	sdp_timer_event(ssk, SDP_F_CREDIT_DUE);
+	sdp_timer_event(c, SDP_C_CREDIT_DUE);
 }
 
 /*
@@ -356,11 +369,9 @@ void sdp_credit_timer(struct timer_list *t)
  * as TCP's unacknowledged data and zero window probes do. Unset, only
  * uncompleted sends are bounded, by SDP_TX_STALL_MS. 0: nothing to bound.
  */
-static unsigned long sdp_tx_limit(const struct sdp_sock *ssk)
+static unsigned long sdp_tx_limit(const struct sdp_conn *c)
 {
-	const struct sdp_conn *c = ssk->conn;
-	/* the shadow's: 6.12's tcp_sock_set_user_timeout() takes no lock */
-	u32 user = READ_ONCE(ssk->shadow.inet_conn.icsk_user_timeout);
+	u32 user = sdp_up->user_timeout(c->sk);
 
 	if (c->tx_tail != c->tx_post || c->ctrl_tail != c->ctrl_head)
 		return msecs_to_jiffies(user ?: SDP_TX_STALL_MS);
@@ -375,98 +386,69 @@ static unsigned long sdp_tx_limit(const struct sdp_sock *ssk)
  * changed. The timer is lazy: progress only moves tx_stamp, and a timer that
  * fires early re-arms.
  */
-void sdp_tx_watch(struct sdp_sock *ssk, bool rearm)
+void sdp_tx_watch(struct sdp_conn *c, bool rearm)
 {
-	struct sock *sk = &ssk->sk;
+	struct sock *sk = c->sk;
 	unsigned long limit, due;
 
-	limit = ssk->conn->started && sk->sk_state != TCP_CLOSE &&
-		!test_bit(SDP_F_CM_GONE, &ssk->flags) ? sdp_tx_limit(ssk) : 0;
+	limit = c->started && sk->sk_state != TCP_CLOSE &&
+		!test_bit(SDP_C_CM_GONE, &c->flags) ? sdp_tx_limit(c) : 0;
 	if (!limit) {
-		ssk->tx_waiting = false;
+		c->tx_waiting = false;
 		return;
 	}
-	if (!ssk->tx_waiting) {
-		ssk->tx_waiting = true;
-		ssk->tx_stamp = jiffies;
+	if (!c->tx_waiting) {
+		c->tx_waiting = true;
+		c->tx_stamp = jiffies;
 	}
-	due = ssk->tx_stamp + limit;
+	due = c->tx_stamp + limit;
 	if (time_after_eq(jiffies, due)) {
-		sdp_up->error(ssk, ETIMEDOUT, SDP_MIB_TX_TIMEOUT);
+		sdp_up->error(sk, ETIMEDOUT, SDP_MIB_TX_TIMEOUT);
 		return;
 	}
-	if (rearm || !timer_pending(&ssk->tx_timer))
-		sk_reset_timer(sk, &ssk->tx_timer, due);
+	if (rearm || !timer_pending(&c->tx_timer))
+		sk_reset_timer(sk, &c->tx_timer, due);
 }
 
-void sdp_tx_timer(struct timer_list *t)
+static void sdp_tx_timer(struct timer_list *t)
 {
-	struct sdp_sock *ssk = from_timer(ssk, t, tx_timer);
+	struct sdp_conn *c = from_timer(c, t, tx_timer);
 
-	sdp_timer_event(ssk, SDP_F_TX_TIMEOUT);
+	sdp_timer_event(c, SDP_C_TX_TIMEOUT);
+}
+
+void sdp_tx_timers_init(struct sdp_conn *c)
+{
+	timer_setup(&c->cork_timer, sdp_cork_timer, 0);
+	timer_setup(&c->credit_timer, sdp_credit_timer, 0);
+	timer_setup(&c->tx_timer, sdp_tx_timer, 0);
+}
+
+/* The connection is over: nothing more to time. */
+void sdp_tx_timers_stop(struct sdp_conn *c)
+{
+	sk_stop_timer(c->sk, &c->cork_timer);
+	sk_stop_timer(c->sk, &c->credit_timer);
+	sk_stop_timer(c->sk, &c->tx_timer);
+	c->tx_waiting = false;
 }
 
 /*
- * SO_KEEPALIVE: once the connection has been idle for TCP_KEEPIDLE, a
- * message carrying only credits goes out every TCP_KEEPINTVL. A live peer's
- * HCA acknowledges it; a dead one fails it after the RC retries, and the
- * socket gets ETIMEDOUT as TCP's would.
+ * The SOL_TCP options the data path applies (the socket's sdp_opts_apply()):
+ * as TCP's, setting TCP_NODELAY or clearing TCP_CORK (@push) sends what
+ * waits; a new TCP_USER_TIMEOUT (@rearm) applies to a wait in progress.
  */
-void sdp_keepalive_reset(struct sdp_sock *ssk)
+void sdp_conn_opts(struct sdp_conn *c, bool nodelay, bool cork, bool push, bool rearm)
 {
-	struct sock *sk = &ssk->sk;
-
-	if (sock_flag(sk, SOCK_KEEPOPEN) && sdp_can_send_state(sk))
-		sk_reset_timer(sk, sdp_ka_timer(ssk),
-			       jiffies + keepalive_time_when(&ssk->shadow));
-	else
-		sk_stop_timer(sk, sdp_ka_timer(ssk));
-}
-
-/* TCP_KEEPIDLE changed: the timer reckons again from the last arrival, now. */
-void sdp_keepalive_rearm(struct sdp_sock *ssk)
-{
-	struct sock *sk = &ssk->sk;
-
-	if (sock_flag(sk, SOCK_KEEPOPEN) && sdp_can_send_state(sk))
-		sk_reset_timer(sk, sdp_ka_timer(ssk), jiffies);
-}
-
-/* Engine context: the keepalive timer fired. */
-void sdp_keepalive(struct sdp_sock *ssk)
-{
-	struct sdp_conn *c = ssk->conn;
-	const struct tcp_sock *tp;
-	u32 idle, when;
-
-	if (!sock_flag(&ssk->sk, SOCK_KEEPOPEN) || !sdp_can_send_state(&ssk->sk) ||
-	    !c || !c->started)
+	c->nodelay = nodelay;
+	c->cork = cork;
+	if (!c->v.live)
 		return;
-	tp = &ssk->shadow;
-	idle = jiffies - ssk->rx_stamp;
-	when = keepalive_time_when(tp);
-	if (idle >= when) {
-		if (sdp_ctrl_ok(c) && !sdp_post_ctrl(ssk, SDP_MID_DATA, 0))
-			SDP_INC_STATS(sock_net(&ssk->sk), SDP_MIB_KEEPALIVE_PROBES);
-		when = keepalive_intvl_when(tp);
-	} else {
-		when -= idle;
-	}
-	sk_reset_timer(&ssk->sk, sdp_ka_timer(ssk), jiffies + when);
-}
-
-/* sk_prot->keepalive: SO_KEEPALIVE was set or cleared. */
-void sdp_set_keepalive(struct sock *sk, int on)
-{
-	sock_valbool_flag(sk, SOCK_KEEPOPEN, on);
-	sdp_keepalive_reset(sdp_sk(sk));
-}
-
-void sdp_keepalive_timer(struct timer_list *t)
-{
-	struct sdp_sock *ssk = from_timer(ssk, t, shadow.inet_conn.icsk_keepalive_timer);
-
-	sdp_timer_event(ssk, SDP_F_KEEPALIVE);
+	if (push)
+		sdp_tx_push(c, true);
+	if (rearm)
+		sdp_tx_watch(c, true);
+	sdp_update_counts(c);
 }
 
 /*
@@ -476,10 +458,9 @@ void sdp_keepalive_timer(struct timer_list *t)
  * (*err 0). With none in flight the buffer is forced; NULL and -ENOBUFS
  * only when even that fails.
  */
-static struct sdp_tx_slot *sdp_tx_fill_slot(struct sdp_sock *ssk, gfp_t gfp, int *err)
+static struct sdp_tx_slot *sdp_tx_fill_slot(struct sdp_conn *c, gfp_t gfp, int *err)
 {
-	struct sdp_conn *c = ssk->conn;
-	struct sock *sk = &ssk->sk;
+	struct sock *sk = c->sk;
 	struct sdp_tx_slot *s;
 
 	*err = 0;
@@ -498,7 +479,7 @@ static struct sdp_tx_slot *sdp_tx_fill_slot(struct sdp_sock *ssk, gfp_t gfp, int
 		}
 		/* writable again once sdp_tx_reap() has a buffer back */
 		c->tx_nomem = true;
-		sdp_update_counts(ssk);
+		sdp_update_counts(c);
 		return NULL;
 	}
 	c->tx_head++;
@@ -513,13 +494,12 @@ static struct sdp_tx_slot *sdp_tx_fill_slot(struct sdp_sock *ssk, gfp_t gfp, int
  * there, so the byte is the message's last as SDP_OOB_PRES says, and it is
  * sent regardless of Nagle and corking. Nothing unsent: nothing to mark.
  */
-static void sdp_mark_urg(struct sdp_sock *ssk)
+static void sdp_mark_urg(struct sdp_conn *c)
 {
-	struct sdp_conn *c = ssk->conn;
 	struct sdp_tx_slot *s;
 	u32 i;
 
-	if (!c || c->tx_head == c->tx_post)
+	if (!c->v.live || c->tx_head == c->tx_post)
 		return;
 	s = &c->tx[(c->tx_head - 1) % c->tx_count];
 	if (s->len == SDP_HDR)
@@ -539,22 +519,21 @@ static void sdp_mark_urg(struct sdp_sock *ssk)
  * by what was taken. Full buffers go at once, except MSG_OOB's last, which
  * sdp_conn_sent() flags first.
  */
-int sdp_conn_write(struct sdp_sock *ssk, struct msghdr *msg, int flags,
+int sdp_conn_write(struct sdp_conn *c, struct msghdr *msg, int flags,
 		   size_t *copied)
 {
-	struct sdp_conn *c = ssk->conn;
 	struct sdp_tx_slot *s;
 	int err = 0;
 
 	while (msg_data_left(msg)) {
 		size_t n, got;
 
-		s = c ? sdp_tx_fill_slot(ssk, ssk->sk.sk_allocation, &err) : NULL;
+		s = c->v.live ? sdp_tx_fill_slot(c, c->sk->sk_allocation, &err) : NULL;
 		if (err)
 			return err;
 		if (!s) {
-			sdp_tx_push(ssk, false);
-			sdp_update_counts(ssk);
+			sdp_tx_push(c, false);
+			sdp_update_counts(c);
 			return -EAGAIN;
 		}
 		n = min_t(size_t, msg_data_left(msg), c->snd_size - s->len);
@@ -566,19 +545,77 @@ int sdp_conn_write(struct sdp_sock *ssk, struct msghdr *msg, int flags,
 		if (got != n)
 			return -EFAULT;
 		if (s->len == c->snd_size && (msg_data_left(msg) || !(flags & MSG_OOB)))
-			sdp_tx_push(ssk, false);
+			sdp_tx_push(c, false);
 	}
 	return 0;
 }
 
 /*
- * The end of a sendmsg(): MSG_OOB's byte flagged, what may go pushed (a
- * partial message held by TCP_CORK or MSG_MORE timed there).
+ * The end of a sendmsg() that took bytes: MSG_MORE noted for the next
+ * push, MSG_OOB's byte flagged, what may go pushed (a partial message held
+ * by TCP_CORK or MSG_MORE timed there).
  */
-void sdp_conn_sent(struct sdp_sock *ssk, int flags)
+void sdp_conn_sent(struct sdp_conn *c, int flags)
 {
+	if (flags & MSG_MORE)
+		set_bit(SDP_C_MORE, &c->flags);
+	else
+		clear_bit(SDP_C_MORE, &c->flags);
 	if (flags & MSG_OOB)
-		sdp_mark_urg(ssk);
-	sdp_tx_push(ssk, false);
-	sdp_update_counts(ssk);
+		sdp_mark_urg(c);
+	sdp_tx_push(c, false);
+	sdp_update_counts(c);
+}
+
+/*
+ * sendfile() met the end of its file before its count, having sent with
+ * MSG_MORE: nothing follows, so push now (tcp_splice_eof()). TCP_CORK and
+ * Nagle still apply.
+ */
+void sdp_conn_splice_eof(struct sdp_conn *c)
+{
+	if (test_and_clear_bit(SDP_C_MORE, &c->flags))
+		sdp_tx_push(c, false);
+}
+
+/* shutdown(SHUT_WR) or close(): DisConn once the queued data is posted. */
+void sdp_conn_shutdown(struct sdp_conn *c)
+{
+	set_bit(SDP_C_SEND_DISCONN, &c->flags);
+	sdp_tx_push(c, true);
+}
+
+/*
+ * The view poll(), ioctl() and SDP_INFO read without the socket lock: kept
+ * in the connection, which lives as long as its socket, not in the rings
+ * that teardown frees.
+ */
+void sdp_update_counts(struct sdp_conn *c)
+{
+	u32 avail = 0, free_slots = 0, unsent = 0, unacked = 0;
+	bool mark = false, full = false;
+
+	if (c->v.live) {
+		avail = c->rx_ready_bytes;
+		mark = sdp_urg_next(c);
+		if (c->started) {
+			/*
+			 * The peer has no credit left for data (as we last
+			 * told it): nothing more comes until a read frees and
+			 * announces buffers.
+			 */
+			full = avail && sdp_seq_peer_credits(&c->seq) <= SDP_CTRL_CREDITS;
+			/* none while SO_SNDBUF's bytes are in flight, or no memory */
+			if (!c->tx_nomem && sk_stream_memory_free(c->sk))
+				free_slots = c->tx_count - (c->tx_head - c->tx_tail);
+			unsent = c->tx_unposted_bytes;
+			unacked = c->tx_queued_bytes;
+		}
+	}
+	WRITE_ONCE(c->v.rx_avail, avail);
+	WRITE_ONCE(c->v.rx_mark, mark);
+	WRITE_ONCE(c->v.rx_full, full);
+	WRITE_ONCE(c->v.tx_free_slots, free_slots);
+	WRITE_ONCE(c->v.tx_unsent, unsent);
+	WRITE_ONCE(c->v.tx_unacked, unacked);
 }

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sockets Direct Protocol: the engine that turns a connection's completions
+ * and timers into its state. It runs with the socket's spinlock held, by
+ * whoever may touch the rings: a completion or timer while no process owns
+ * the socket; else the owner, at its release_sock() (sdp_conn_release_cb())
+ * or when it asks (sdp_conn_flush()).
+ */
+#include "sdp_rdma.h"
+
+/* The socket layer's, from sdp_transport_init() on. */
+const struct sdp_upcalls *sdp_up;
+
+void sdp_process(struct sdp_conn *c)
+{
+	if (!c->v.live || !c->started)
+		return;
+	sdp_tx_reap(c);
+	sdp_rx_reap(c);
+	if (c->v.live) {
+		/* the push ends with sdp_tx_watch(); a fired timer re-arms it */
+		sdp_tx_push(c, test_and_clear_bit(SDP_C_PUSH, &c->flags));
+		if (c->v.live && test_and_clear_bit(SDP_C_TX_TIMEOUT, &c->flags))
+			sdp_tx_watch(c, true);
+	}
+	sdp_update_counts(c);
+}
+
+/* Completions and timers: run the engine now or leave it to the owner. */
+void sdp_defer_or_process(struct sdp_conn *c)
+{
+	if (!sock_owned_by_user(c->sk))
+		sdp_process(c);
+	else
+		set_bit(SDP_C_DEFERRED, &c->flags);
+}
+
+/* A timer fired: note which (@bit) for the engine and drop its reference. */
+void sdp_timer_event(struct sdp_conn *c, int bit)
+{
+	struct sock *sk = c->sk;
+
+	set_bit(bit, &c->flags);
+	bh_lock_sock(sk);
+	sdp_defer_or_process(c);
+	bh_unlock_sock(sk);
+	sock_put(sk);
+}
+
+/* The owner's release_sock(): what completions left to it. */
+void sdp_conn_release_cb(struct sdp_conn *c)
+{
+	if (test_and_clear_bit(SDP_C_DEFERRED, &c->flags))
+		sdp_process(c);
+}
+
+/* Work left for the owner (a waiter's wake condition). */
+bool sdp_conn_deferred(const struct sdp_conn *c)
+{
+	return test_bit(SDP_C_DEFERRED, &c->flags);
+}
+
+/* For the socket's owner: take in what completed so far. */
+void sdp_conn_flush(struct sdp_conn *c)
+{
+	spin_lock_bh(&c->sk->sk_lock.slock);
+	clear_bit(SDP_C_DEFERRED, &c->flags);
+	sdp_process(c);
+	spin_unlock_bh(&c->sk->sk_lock.slock);
+}
