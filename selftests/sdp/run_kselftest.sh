@@ -161,6 +161,7 @@ relay_timed()
 sum_pass=0 sum_fail=0 sum_skip=0 sum_rdma=0 sum_fb=0 sum_tcp=0 sum_local=0
 skips=()
 failures=()
+times=()
 n=0
 echo "TAP version 13"
 echo "1..${#tests[@]}"
@@ -174,6 +175,7 @@ for t in "${tests[@]}"; do
 	rc=$?
 	# what each program costs the suite, for keeping make check's time
 	echo "# $t: ran $((SECONDS - t0)) s"
+	times+=("$((SECONDS - t0)) $t")
 	{
 		read -r p f s r fb tc lo
 		while read -r kind rest; do
@@ -222,6 +224,10 @@ done
 
 summary()
 {
+	# where make check's time goes (its budget: Documentation/testing.rst)
+	echo "# time per program, slowest first: $(printf '%s\n' "${times[@]}" | sort -rn |
+		awk '{ printf "%s%s %d s", NR > 1 ? ", " : "", $2, $1; t += $1 }
+		     END { printf " (%d s in all)", t }')"
 	echo "# ran over: SDP over RDMA (proven per case) $sum_rdma, SDP over fallback TCP (proven per case) $sum_fb, TCP oracle (AF_INET) $sum_tcp, local (no connection) $sum_local"
 	echo "# skipped: $sum_skip"
 	[ ${#skips[@]} -eq 0 ] || printf '#   %s\n' "${skips[@]}"

@@ -2125,6 +2125,48 @@ TEST_F(pair, connect_again_eisconn)
 	EXPECT_EQ(EINVAL, errno);
 }
 
+/*
+ * An accepted socket disconnected with connect(AF_UNSPEC) connects again
+ * as TCP's does: the new connection is its own active one (over RDMA for
+ * SDP), no longer its listener's child.
+ */
+TEST_F(pair, accepted_socket_connects_again)
+{
+	struct sockaddr sa = { .sa_family = AF_UNSPEC };
+	struct sockaddr_storage addr;
+	struct sdp_proof p;
+	socklen_t alen;
+	char buf[8];
+	int l, s;
+
+	PROVE();
+	l = sdp_listener(self->family, variant->ip, 1, &addr, &alen);
+	ASSERT_LE(0, l);
+	ASSERT_EQ(0, connect(self->sfd, &sa, sizeof(sa)));
+	ASSERT_EQ(0, connect(self->sfd, (struct sockaddr *)&addr, alen))
+		TH_LOG("connect again: %s", strerror(errno));
+	s = accept(l, NULL, NULL);
+	ASSERT_LE(0, s);
+	if (variant->sdp) {
+		EXPECT_EQ(sdp_expected_transport(), sdp_transport(self->sfd));
+		ASSERT_EQ(0, sdp_proof_begin(&p, self->sfd, s));
+	}
+	EXPECT_EQ(5, send(self->sfd, "again", 5, 0));
+	EXPECT_EQ(5, recv(s, buf, 5, MSG_WAITALL));
+	EXPECT_EQ(0, memcmp(buf, "again", 5));
+	EXPECT_EQ(2, send(s, "ok", 2, 0));
+	EXPECT_EQ(2, recv(self->sfd, buf, 2, MSG_WAITALL));
+	if (variant->sdp)
+		SDP_PROVE(&p);
+	else
+		SDP_PROVE_TCP(s);
+	close(s);
+	close(l);
+	/* the first connection is gone: nothing left to prove at the end */
+	close(self->cfd);
+	self->cfd = -1;
+}
+
 TEST_F(pair, sockbuf_sizes)
 {
 	EXPECT_EQ(0, sdp_setint(self->cfd, SOL_SOCKET, SO_RCVBUF, 65536));
