@@ -182,13 +182,13 @@ int sdp_connect_rdma(struct sdp_sock *ssk, const struct sockaddr_storage *dst)
 	int err;
 
 	sdp_addr_unmap(&daddr);
-	err = sdp_cm_new(ssk->conn, READ_ONCE(ssk->sk.sk_bound_dev_if),
+	err = sdp_cm_new(ssk->conn, &daddr, READ_ONCE(ssk->sk.sk_bound_dev_if),
 			 sdp_tos(ssk, daddr.ss_family));
 	if (err)
 		return SDP_FB_RESOURCES;
 	err = sdp_bind_src(ssk, &daddr);
 	if (!err)
-		err = sdp_cm_resolve(ssk->conn, &daddr);
+		err = sdp_cm_resolve(ssk->conn);
 	if (err == -EADDRINUSE || err == -EADDRNOTAVAIL)
 		return SDP_FB_PORT;
 	if (err == -ENOMEM)

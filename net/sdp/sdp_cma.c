@@ -83,13 +83,15 @@ static struct rdma_cm_id *sdp_cm_create_id(struct sdp_conn *c)
 }
 
 /*
- * A new id for a connect, which the connection owns (with its reference)
- * from now on: through the netdev SO_BINDTODEVICE names, as TCP's connect
+ * A new id for a connect to @dst (IPv4 as sockaddr_in), which the
+ * connection owns (with its reference) from now on: through the netdev
+ * SO_BINDTODEVICE names, as TCP's connect
  * goes, and with @tos (IP_TOS, IPV6_TCLASS) as the traffic class of the
  * route rdma_cm resolves: RoCE puts it in every packet's IP header, the
  * peer's queue pair takes it from our request. 0 leaves the device's.
  */
-int sdp_cm_new(struct sdp_conn *c, int bound_dev_if, u8 tos)
+int sdp_cm_new(struct sdp_conn *c, const struct sockaddr_storage *dst,
+	       int bound_dev_if, u8 tos)
 {
 	struct rdma_cm_id *id;
 
@@ -98,6 +100,7 @@ int sdp_cm_new(struct sdp_conn *c, int bound_dev_if, u8 tos)
 	id = sdp_cm_create_id(c);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
+	memcpy(&c->daddr, dst, sizeof(c->daddr));
 	id->route.addr.dev_addr.bound_dev_if = bound_dev_if;
 	if (tos)
 		rdma_set_service_type(id, tos);
@@ -113,10 +116,9 @@ int sdp_cm_bind(struct sdp_conn *c, const struct sockaddr_storage *src, bool reu
 	return rdma_bind_addr(c->id, (struct sockaddr *)src);
 }
 
-/* Start connecting to @dst (IPv4 as sockaddr_in); events go on in sdp_cm_handler(). */
-int sdp_cm_resolve(struct sdp_conn *c, const struct sockaddr_storage *dst)
+/* Start connecting; events go on in sdp_cm_handler(). */
+int sdp_cm_resolve(struct sdp_conn *c)
 {
-	memcpy(&c->daddr, dst, sizeof(c->daddr));
 	return rdma_resolve_addr(c->id, NULL, (struct sockaddr *)&c->daddr,
 				 SDP_RESOLVE_TIMEOUT_MS);
 }
@@ -549,6 +551,12 @@ int sdp_cm_listen(struct sdp_conn *c, const struct sockaddr_storage *addr,
 	if (reuse)
 		rdma_set_reuseaddr(id, 1);
 	lock_sock(sk);
+	if (!sdp_up->listening(sk)) {
+		release_sock(sk);
+		rdma_destroy_id(id);
+		sock_put(sk);
+		return -ECONNABORTED;
+	}
 	c->arming = id;
 	release_sock(sk);
 

@@ -24,9 +24,24 @@
 
 #include "sdp_rdma.h"
 
+/* Kernel memory of the socket's cgroup, as the socket itself. */
+static struct kmem_cache *sdp_conn_cache;
+
+int sdp_conn_cache_init(void)
+{
+	sdp_conn_cache = kmem_cache_create("sdp_conn", sizeof(struct sdp_conn), 0,
+					   SLAB_HWCACHE_ALIGN | SLAB_ACCOUNT, NULL);
+	return sdp_conn_cache ? 0 : -ENOMEM;
+}
+
+void sdp_conn_cache_exit(void)
+{
+	kmem_cache_destroy(sdp_conn_cache);
+}
+
 struct sdp_conn *sdp_conn_alloc(struct sock *sk, gfp_t gfp)
 {
-	struct sdp_conn *c = kzalloc(sizeof(*c), gfp);
+	struct sdp_conn *c = kmem_cache_zalloc(sdp_conn_cache, gfp);
 
 	if (!c)
 		return NULL;
@@ -40,7 +55,7 @@ struct sdp_conn *sdp_conn_alloc(struct sock *sk, gfp_t gfp)
 void sdp_conn_free(struct sdp_conn *c)
 {
 	WARN_ON_ONCE(c->v.live || c->id);
-	kfree(c);
+	kmem_cache_free(sdp_conn_cache, c);
 }
 
 static u32 sdp_ring_size(struct sock *sk, int buf, int lock, unsigned int def,

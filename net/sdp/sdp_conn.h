@@ -176,12 +176,14 @@ void sdp_conn_info(const struct sdp_conn *c, struct sdp_info *info);
 void sdp_conn_tcp_info(const struct sdp_conn *c, struct tcp_info *ti);
 void sdp_conn_flush(struct sdp_conn *c);
 void sdp_conn_release_cb(struct sdp_conn *c);
+void sdp_conn_kick(struct sdp_conn *c);
 void sdp_conn_opts(struct sdp_conn *c, bool nodelay, bool cork, bool push, bool rearm);
 
 /* sdp_cma.c: rdma_cm; 0 or a negative errno */
-int sdp_cm_new(struct sdp_conn *c, int bound_dev_if, u8 tos);
+int sdp_cm_new(struct sdp_conn *c, const struct sockaddr_storage *dst,
+	       int bound_dev_if, u8 tos);
 int sdp_cm_bind(struct sdp_conn *c, const struct sockaddr_storage *src, bool reuse);
-int sdp_cm_resolve(struct sdp_conn *c, const struct sockaddr_storage *dst);
+int sdp_cm_resolve(struct sdp_conn *c);
 int sdp_cm_listen(struct sdp_conn *c, const struct sockaddr_storage *addr,
 		  bool afonly, bool reuse, int backlog, bool *listened);
 bool sdp_cm_has_id(const struct sdp_conn *c);

@@ -161,12 +161,19 @@ int sdp_transport_init(const struct sdp_upcalls *up)
 	int err;
 
 	sdp_up = up;
-	sdp_wq = alloc_workqueue("sdp", WQ_MEM_RECLAIM, 0);
-	if (!sdp_wq)
-		return -ENOMEM;
-	err = ib_register_client(&sdp_client);
+	err = sdp_conn_cache_init();
 	if (err)
+		return err;
+	sdp_wq = alloc_workqueue("sdp", WQ_MEM_RECLAIM, 0);
+	if (!sdp_wq) {
+		sdp_conn_cache_exit();
+		return -ENOMEM;
+	}
+	err = ib_register_client(&sdp_client);
+	if (err) {
 		destroy_workqueue(sdp_wq);
+		sdp_conn_cache_exit();
+	}
 	return err;
 }
 
@@ -175,4 +182,5 @@ void sdp_transport_exit(void)
 {
 	ib_unregister_client(&sdp_client);
 	destroy_workqueue(sdp_wq);
+	sdp_conn_cache_exit();
 }

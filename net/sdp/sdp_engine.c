@@ -47,6 +47,16 @@ void sdp_timer_event(struct sdp_conn *c, int bit)
 	sock_put(sk);
 }
 
+/*
+ * The socket's own timer work ran (a keepalive probe may have been
+ * posted): the engine runs after it, as after any event, so that the send
+ * progress timer watches what was posted.
+ */
+void sdp_conn_kick(struct sdp_conn *c)
+{
+	sdp_process(c);
+}
+
 /* The owner's release_sock(): what completions left to it. */
 void sdp_conn_release_cb(struct sdp_conn *c)
 {

@@ -284,6 +284,8 @@ int sdp_conn_param(struct rdma_cm_id *id, struct rdma_conn_param *p,
 		   const void *data, u8 len);
 
 /* sdp_conn.c */
+int sdp_conn_cache_init(void);
+void sdp_conn_cache_exit(void);
 int sdp_conn_setup(struct sdp_conn *c, u32 rcv_max);
 int sdp_conn_start(struct sdp_conn *c, u32 snd_size, u16 peer_bufs);
 u16 sdp_conn_hello_bufs(struct sdp_conn *c);

@@ -222,6 +222,7 @@ void sdp_sock_deferred(struct sdp_sock *ssk)
 		sdp_abort(ssk, ETIMEDOUT);
 	if (test_and_clear_bit(SDP_F_KEEPALIVE, &ssk->flags))
 		sdp_keepalive(ssk);
+	sdp_conn_kick(ssk->conn);
 }
 
 /* A socket timer fired: its work now, or at the owner's release_sock(). */
