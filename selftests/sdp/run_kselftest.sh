@@ -226,7 +226,7 @@ summary()
 {
 	# where make check's time goes (its budget: Documentation/testing.rst)
 	echo "# time per program, slowest first: $(printf '%s\n' "${times[@]}" | sort -rn |
-		awk '{ printf "%s%s %d s", NR > 1 ? ", " : "", $2, $1; t += $1 }
+		awk '{ printf "%s%s %d s", (NR > 1 ? ", " : ""), $2, $1; t += $1 }
 		     END { printf " (%d s in all)", t }')"
 	echo "# ran over: SDP over RDMA (proven per case) $sum_rdma, SDP over fallback TCP (proven per case) $sum_fb, TCP oracle (AF_INET) $sum_tcp, local (no connection) $sum_local"
 	echo "# skipped: $sum_skip"
