@@ -3,7 +3,7 @@
 #   make            sdp.ko for the running kernel, and the userspace tools;
 #                   needs only that kernel's headers, installs nothing
 #   make install    install sdp.ko (for KVER), libsdp.so, sdp_run, sdpstat, man pages,
-#                   <linux/sdp.h>
+#                   <linux/sdp.h>; DESTDIR= stages all of it, the module too
 #   make check      the kselftests in VMs on Debian's 6.1 and 6.12 kernels
 #   make check-debug  the same on a 6.1 debug kernel (KASAN, lockdep, kmemleak,
 #                   ...) built once from Debian's source (scripts/debug-kernel)
@@ -57,9 +57,16 @@ deb:
 	scripts/deb
 
 # On a host with RDMA: then `depmod -a $(KVER); modprobe sdp`.
+# With DESTDIR (a package's staging tree) nothing is written outside it:
+# kbuild takes the module's root from INSTALL_MOD_PATH, not DESTDIR; and its
+# depmod (run when KDIR has a System.map) is left to the target
+# (DEPMOD=true): in the staging tree it would write an index of the lone
+# sdp.ko, which, packaged, would replace the target's.
+# (Made absolute: both sub-makes run in other directories.)
+install: stage = $(if $(DESTDIR),$(abspath $(DESTDIR)))
 install: all
-	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
-	$(MAKE) -C userspace install
+	$(MAKE) -C $(KDIR) M=$(CURDIR) $(if $(stage),INSTALL_MOD_PATH=$(stage) DEPMOD=true) modules_install
+	$(MAKE) -C userspace install DESTDIR=$(stage)
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean

@@ -34,16 +34,33 @@ mkdir -p "$(readlink -f /var/lock)"	# drbdmeta's lock (/run/lock, a fresh tmpfs)
 unload_drbd() { [ ! -e /sys/module/drbd/refcnt ] || modprobe -r drbd; }
 tmp=$(mktemp -d)
 loops=()
+# DRBD runs a usermode helper on events (before a resync, on a split brain,
+# to fence the peer), its module's usermode_helper, /sbin/drbdadm, and
+# drops the connection when it fails. The guest shares the host's root: a
+# host with drbd-utils has a /sbin/drbdadm that knows none of these
+# resources ("before-resync-source handler returned 1, dropping
+# connection"). The helper is the test's own: it records each call and
+# succeeds, as drbdadm does for a handler a configuration leaves unset.
+helper_param=/sys/module/drbd/parameters/usermode_helper
+old_helper=$(cat "$helper_param")
 cleanup()
 {
 	local l
 	drbdsetup down r0 2>/dev/null
 	drbdsetup down r1 2>/dev/null
 	for l in "${loops[@]}"; do losetup -d "$l"; done
+	[ -z "$old_helper" ] || printf %s "$old_helper" >"$helper_param"
 	unload_drbd 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
+printf '#!/bin/sh\necho "$*" >>%s/helper.log\nexit 0\n' "$tmp" >"$tmp/helper"
+chmod +x "$tmp/helper"
+: >"$tmp/helper.log"
+# (no newline: the parameter would keep it, and the exec fail unseen)
+printf %s "$tmp/helper" >"$helper_param" && [ "$(cat "$helper_param")" = "$tmp/helper" ] ||
+	{ echo "# cannot set DRBD's usermode_helper (was $old_helper)"; exit 1; }
+helper_calls() { sort "$tmp/helper.log" | uniq -c | tr -s ' \n' ' '; }
 # drbdmeta asks "drbdsetup" whether a minor is in use: the 8.4 one.
 mkdir "$tmp/bin"
 ln -s "$drbd/lib/drbd/drbdsetup-84" "$tmp/bin/drbdsetup"
@@ -110,8 +127,13 @@ connected()
 }
 KTAP_CLASS=rdma
 mark=$(sdp_kmsg_mark drbd)
-# DRBD's own account (its info lines are not on the console)
-drbd_log() { sdp_kmsg_since "$mark" | grep -i drbd | tail -n 60 | sed 's/^/#   /'; }
+# DRBD's own account (its info lines are not on the console), and the
+# calls of its helper
+drbd_log()
+{
+	sdp_kmsg_since "$mark" | grep -i drbd | tail -n 60 | sed 's/^/#   /'
+	echo "# DRBD's helper ($(cat "$helper_param")) was called:$(helper_calls)"
+}
 if connected; then
 	ktap_result pass "DRBD connects two resources over SDP sockets it opens in the kernel, over RDMA"
 else
@@ -134,7 +156,10 @@ replicated()
 	cmp -n $size "$tmp/data" "${loops[0]}" && cmp -n $size "$tmp/data" "${loops[1]}" || return 1
 	# the sync (the whole device) and the writes went over RDMA; DRBD's
 	# headers, acks and pings ride along on four connections
-	[ "$(tcp_conns)" -eq 0 ] && sdp_rdma_proven $((disk + size)) 4 $((4 << 20))
+	[ "$(tcp_conns)" -eq 0 ] && sdp_rdma_proven $((disk + size)) 4 $((4 << 20)) || return 1
+	# the resync asked the test's helper, no other program
+	echo "# DRBD's helper was called:$(helper_calls)"
+	grep -q '^before-resync-source ' "$tmp/helper.log"
 }
 ktap_check "DRBD syncs and replicates 64 MiB (protocol C, O_DIRECT) intact, over RDMA" \
 	eval 'replicated || { drbd_log; false; }'

@@ -38,10 +38,13 @@ mkdir -p "$tmp/ovl"
 mount -t tmpfs tmpfs "$tmp/ovl" && mkdir -p "$tmp/ovl/u" "$tmp/ovl/w" &&
 	mount -t overlay overlay -o "lowerdir=/lib/modules,upperdir=$tmp/ovl/u,workdir=$tmp/ovl/w" /lib/modules ||
 	{ echo "# cannot make /lib/modules writable"; exit 1; }
-install -D -m 0644 "$dkms_ko" "/lib/modules/$kver/updates/dkms/sdp.ko"
-# and the indexes of dkms's depmod, run natively (a minute or two here)
+# under the name DKMS gave it (sdp.ko.xz where the kernel's own modules are
+# .ko.xz), which the indexes of dkms's depmod, run natively (a minute or
+# two here), name
 idx=${dkms_ko%/updates/dkms/*}
+dkms_rel=${dkms_ko#"$idx/"}
 [ -f "$idx/modules.dep" ] || { echo "# no depmod indexes by $dkms_ko"; exit 1; }
+install -D -m 0644 "$dkms_ko" "/lib/modules/$kver/$dkms_rel"
 find "$idx" -maxdepth 1 -type f -name 'modules.*' -exec cp -t "/lib/modules/$kver" {} +
 mkdir -p /etc/dkms
 touch /etc/dkms/no-autoinstall
@@ -72,9 +75,36 @@ installed() { dpkg -i "$debs"/sdp-dkms_*.deb "$debs"/sdp-utils_*.deb "$debs"/sdp
 ktap_check "the packages install: the module's source added to DKMS, the tools, the header, /etc/sdp.conf a conffile" \
 	logged "$tmp/dpkg" installed
 
-from_dkms() { rmmod sdp && modprobe sdp && [ "$(modinfo -n sdp)" != "${ko}" ] &&
-	      modinfo -n sdp | grep -q "/lib/modules/$kver/updates/dkms/sdp.ko"; }
-ktap_check "modprobe sdp loads the module DKMS built" from_dkms
+# DKMS installs a module as the kernel's own are (compressed or not, as
+# its modules.dep says); when modprobe fails, the kernel's own lines say why
+# (a missing symbol, a version), and none that the module never reached it.
+from_dkms()
+{
+	local mark out own
+	own=$(sed -n '1s/^[^:]*\(\.ko[^:]*\):.*/\1/p' "/lib/modules/$kver/modules.dep")
+	case $dkms_rel in
+	*"$own") ;;
+	*) echo "# DKMS installed $dkms_rel; this kernel's modules are *$own"; return 1 ;;
+	esac
+	rmmod sdp || return 1
+	mark=$(sdp_kmsg_mark modprobe)
+	if ! out=$(modprobe -v sdp 2>&1); then
+		echo "# modprobe -v sdp: $(tr '\n' ' ' <<<"$out")"
+		echo "# modules.dep: $(grep '^updates/dkms/sdp' "/lib/modules/$kver/modules.dep")"
+		ls -l "/lib/modules/$kver/updates/dkms/" | sed 's/^/#   /'
+		out=$(sdp_kmsg_since "$mark" | grep -vF "$mark")
+		if [ -n "$out" ]; then
+			echo "# the kernel's log since:"
+			head -n 40 <<<"$out" | sed 's/^/#   /'
+		else
+			echo "# the kernel logged nothing since: the module never reached it"
+		fi
+		return 1
+	fi
+	echo "# loaded $(modinfo -n sdp), signer: $(modinfo -F signer sdp)"
+	[ "$(modinfo -n sdp)" = "/lib/modules/$kver/$dkms_rel" ]
+}
+ktap_check "modprobe sdp loads the module DKMS built, installed as the kernel's own modules are" from_dkms
 
 # The installed tools, the DKMS module: a file over RDMA.
 head -c $((2 << 20)) /dev/urandom >"$tmp/in"
