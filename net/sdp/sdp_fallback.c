@@ -908,6 +908,7 @@ int sdp_fb_accept(struct sdp_sock *lssk, struct socket *newsock, int flags,
 				(struct sockaddr *)&child->fb_addr), 0);
 	sdp_fb_count(child, SDP_FB_PEER_TCP);
 	newsock->ops = &sdp_proto_ops;
+	sdp_sock_own_sockopts(newsock);
 	newsock->state = SS_CONNECTED;
 	sdp_fb_attach(child);
 	return 0;
