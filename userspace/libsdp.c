@@ -6,7 +6,8 @@
  * $SDP_CONFIG) lets this program use SDP; the address and port rules go to
  * the socket (SOL_SDP, SDP_POLICY) for the kernel to apply at connect() and
  * listen(). And setsockopt() for SO_REUSEPORT, which the sockets core
- * refuses for our family: on an SDP socket it becomes SOL_SDP SDP_REUSEPORT.
+ * refuses for our family on 6.1: on an SDP socket it becomes SOL_SDP
+ * SDP_REUSEPORT (from 6.2 the module takes SO_REUSEPORT itself).
  * Everything else goes to libc untouched, and so does everything when the
  * module is absent. The kernel does the fallback to TCP.
  *

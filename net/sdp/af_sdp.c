@@ -275,6 +275,7 @@ static int sdp_accept_tcp(struct sdp_sock *lssk, struct socket *newsock, int fla
 		return err;
 	}
 	newsock->ops = &sdp_proto_ops;
+	sdp_sock_own_sockopts(newsock);
 	newsock->state = SS_CONNECTED;
 	sdp_fb_attach(child);
 	return 0;
@@ -326,6 +327,7 @@ static int sdp_accept(struct socket *sock, struct socket *newsock,
 	lock_sock(csk);
 	sock_graft(csk, newsock);
 	newsock->ops = &sdp_proto_ops;
+	sdp_sock_own_sockopts(newsock);
 	newsock->state = SS_CONNECTED;
 	/* Now that it has a file: TCP would wake its waiters after a fallback. */
 	sdp_fb_attach(child);
@@ -737,6 +739,7 @@ static int sdp_create(struct net *net, struct socket *sock, int protocol, int ke
 		return -ENOBUFS;	/* as inet_create() */
 	sock->state = SS_UNCONNECTED;
 	sock->ops = &sdp_proto_ops;
+	sdp_sock_own_sockopts(sock);
 	err = sdp_tcp_create(ssk, AF_INET, NULL);
 	if (err) {
 		sock->sk = NULL;

@@ -89,6 +89,20 @@ static int fn##_op(struct socket *sock, struct socket *newsock,		\
 #endif
 
 /*
+ * 6.2: the core hands SOL_SOCKET options to the family's setsockopt() on a
+ * socket with SOCK_CUSTOM_SOCKOPT, as it does for MPTCP; sdp_setsockopt()
+ * then sets SO_REUSEPORT, which the core refuses for any family but inet's,
+ * and gives it the rest. 6.1 asks MPTCP sockets alone: there the core keeps
+ * them all, SO_REUSEPORT fails with EOPNOTSUPP, and SDP_REUSEPORT sets it.
+ */
+static inline void sdp_sock_own_sockopts(struct socket *sock)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+	set_bit(SOCK_CUSTOM_SOCKOPT, &sock->flags);
+#endif
+}
+
+/*
  * A child's memory goes to its listener's cgroup: sk_alloc() ran in
  * rdma_cm's worker, and mem_cgroup_sk_alloc() is not exported.
  */

@@ -2,9 +2,10 @@
 /*
  * Sockets Direct Protocol: socket options.
  *
- * SOL_SOCKET options land on our sock (the sockets core handles them) and
- * are mirrored to the native socket by sdp_tcp_sync() where they matter:
- * before bind(), listen() and connect(), and in children. SOL_TCP, SOL_IP and
+ * SOL_SOCKET options land on our sock (the sockets core handles them, or
+ * from 6.2 hands them to sdp_setsockopt_socket()) and are mirrored to the
+ * native socket by sdp_tcp_sync() where they matter: before bind(),
+ * listen() and connect(), and in children. SOL_TCP, SOL_IP and
  * SOL_IPV6 options are the native socket's: it validates them with TCP's own
  * rules and keeps their values. Those the data path or a fallback needs
  * (TCP_NODELAY, TCP_CORK, keepalive, TCP_USER_TIMEOUT ...) are also kept in
@@ -225,6 +226,19 @@ static int sdp_set_reuseport(struct sdp_sock *ssk, sockptr_t optval,
 	return 0;
 }
 
+/*
+ * SOL_SOCKET, where the core lets us have it (sdp_sock_own_sockopts()):
+ * SO_REUSEPORT as the core sets it for a TCP socket, the rest to the core
+ * unchanged, as if it had kept them.
+ */
+static int sdp_setsockopt_socket(struct socket *sock, int optname,
+				 sockptr_t optval, unsigned int optlen)
+{
+	if (optname == SO_REUSEPORT)
+		return sdp_set_reuseport(sdp_sk(sock->sk), optval, optlen);
+	return sock_setsockopt(sock, SOL_SOCKET, optname, optval, optlen);
+}
+
 /* SDP_FAMILY: the family socket() was asked for, as the shim knows it. */
 static int sdp_set_family(struct sdp_sock *ssk, sockptr_t optval, unsigned int optlen)
 {
@@ -255,6 +269,8 @@ int sdp_setsockopt(struct socket *sock, int level, int optname,
 	struct socket *tcp;
 	int err;
 
+	if (level == SOL_SOCKET)
+		return sdp_setsockopt_socket(sock, optname, optval, optlen);
 	if (level == SOL_SDP) {
 		if (optname == SDP_POLICY)
 			return sdp_policy_set(ssk, optval, optlen);

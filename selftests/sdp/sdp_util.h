@@ -40,6 +40,21 @@ static inline int sdp_slow(void)
 }
 
 /*
+ * Whether this kernel's core gives an SDP socket its own SOL_SOCKET
+ * options, so that SO_REUSEPORT set directly works: from 6.2
+ * (SOCK_CUSTOM_SOCKOPT, net/sdp/sdp_compat.h); 6.1 refuses it (EOPNOTSUPP).
+ */
+static inline bool sdp_direct_reuseport(void)
+{
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return false;
+	return major > 6 || (major == 6 && minor >= 2);
+}
+
+/*
  * The transport SDP sockets should end up on: RDMA, or TCP when the suite
  * runs with net.sdp.enabled=0 (SDP_EXPECT_TRANSPORT=tcp) to check the same
  * semantics on fallen-back sockets.
