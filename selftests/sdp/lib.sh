@@ -227,6 +227,17 @@ sdp_kmsg_mark()
 # left the ring buffer.
 sdp_kmsg_since() { dmesg | awk -v m="$1" 'seen { print } index($0, m) { seen = 1 } END { exit !seen }'; }
 
+# sdp_kmsg_line_since MARKER LINE...: succeeds if the kernel log after
+# MARKER has a line that is exactly one of LINEs (its time stamp aside).
+sdp_kmsg_line_since()
+{
+	local m=$1 l
+	local -a e=()
+	shift
+	for l; do e+=(-e "$l"); done
+	sdp_kmsg_since "$m" | sed 's/^\[ *[0-9]*\.[0-9]*\] //' | grep -qxF "${e[@]}"
+}
+
 # sdp_kmsg_between FROM TO: the kernel log after marker FROM and before
 # marker TO; fails if either is not in the ring buffer.
 sdp_kmsg_between()
