@@ -227,6 +227,96 @@ sdp_kmsg_mark()
 # left the ring buffer.
 sdp_kmsg_since() { dmesg | awk -v m="$1" 'seen { print } index($0, m) { seen = 1 } END { exit !seen }'; }
 
+# sdp_kmsg_line_since MARKER LINE...: succeeds if the kernel log after
+# MARKER has a line that is exactly one of LINEs (its time stamp aside).
+sdp_kmsg_line_since()
+{
+	local m=$1 l
+	local -a e=()
+	shift
+	for l; do e+=(-e "$l"); done
+	sdp_kmsg_since "$m" | sed 's/^\[ *[0-9]*\.[0-9]*\] //' | grep -qxF "${e[@]}"
+}
+
+# sdp_kmsg_between FROM TO: the kernel log after marker FROM and before
+# marker TO; fails if either is not in the ring buffer.
+sdp_kmsg_between()
+{
+	dmesg | awk -v a="$1" -v b="$2" '
+		seen && index($0, b) { done = 1; exit }
+		seen { print }
+		index($0, a) { seen = 1 }
+		END { exit !done }'
+}
+
+# What net/sdp/sdp_data.c's sdp_recvmsg() WARNs once debugfs sdp/inject_warn
+# is armed (sdp_inject_warn.sh; scripts/check-guest's self-test).
+SDP_INJECTED_WARN="sdp: warning injected through debugfs"
+
+# sdp_splat_expected MESSAGE FUNCTION: reads a kernel log window (from
+# sdp_kmsg_since or sdp_kmsg_between) in which a check expects one WARN of
+# its own: WARN(cond, "MESSAGE\n") in FUNCTION. Succeeds, silent, when the
+# window holds that report exactly once, whole between the kernel's own
+# delimiters (CUT_HERE, then MESSAGE as the whole next line, then its
+# "WARNING: ... at FILE:LINE FUNCTION+off/size" line, ..., "---[ end trace
+# ... ]---"), and nothing else SDP_SPLAT_RE matches: not another report,
+# not a line of one inside it. A function name or a pattern alone never
+# excuses a splat: a WARN_ON_ONCE of a real bug in the same function is
+# not the expected report. Otherwise prints "other splat: LINE" for each
+# other splat (its first line: where it fired) or what is wrong with the
+# expected one, then the window (400 lines at most), and fails.
+sdp_splat_expected()
+{
+	local log out
+	log=$(cat)
+	out=$(awk -v msg="$1" -v fn="$2" -v re="$SDP_SPLAT_RE" '
+	function other(t) { if (!(t in said)) { said[t] = 1; others++; print "other splat: " t } }
+	function close_block(whole) {
+		if (!mine) other(named != "" ? named : first)
+		else if (whole) ok++
+		else print "the expected report is not whole: no end of trace before the next report or the end of the window"
+		inblk = 0; mine = 0
+	}
+	{
+		t = $0
+		sub(/^\[ *[0-9]+\.[0-9]+\] /, "", t)	# dmesg time stamp
+		sub(/^\[ *[TC][0-9]+\] /, "", t)	# CONFIG_PRINTK_CALLER
+	}
+	t == "------------[ cut here ]------------" {
+		if (inblk) close_block(0)
+		inblk = 1; n = 0; first = ""; named = ""; mine = 0; traces = 0
+		next
+	}
+	inblk {
+		n++
+		if (n == 1) first = t
+		if (n == 1 && t == msg) { mine = 1; seen++; next }
+		if (mine && n == 2) {
+			if (t ~ /^WARNING: / && index(t, " " fn "+")) next
+			print "the WARNING line of the expected report is not at " fn ": " t
+			mine = 0; seen--
+		}
+		if (t ~ /^---\[ end trace [0-9a-f]+ \]---$/) { close_block(1); next }
+		if (mine && t == "Call Trace:" && !traces++) next
+		if (t ~ re) {
+			if (mine) other(t)	# inside our report, from elsewhere
+			else if (named == "") named = t
+		}
+		next
+	}
+	t ~ re { other(t) }
+	END {
+		if (inblk) close_block(0)
+		if (seen == 0) print "the expected report is not in the log: " msg " (WARN in " fn ")"
+		else if (seen > 1) print "the expected report came " seen " times"
+		exit !(ok == 1 && seen == 1 && others == 0)
+	}' <<<"$log") && return 0
+	echo "$out"
+	echo "kernel log of the window:"
+	head -n 400 <<<"$log"
+	return 1
+}
+
 # sdp_splat_since MARKER: succeeds, printing each splat with its context,
 # if the kernel log has one after MARKER (or anywhere, if MARKER has left
 # the ring buffer: then it says so).

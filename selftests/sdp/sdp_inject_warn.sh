@@ -3,7 +3,9 @@
 # Not a test of sdp: the harness's self-test (scripts/check-guest) runs this
 # through run_kselftest.sh and expects it to FAIL. It passes on its own, but
 # arms debugfs sdp/inject_warn so that its receive over RDMA logs a WARN;
-# the runner must see the splat and fail this program by name.
+# the runner must see the splat and fail this program by name. Its text is
+# lib.sh's SDP_INJECTED_WARN: the self-test excuses that report, once, and
+# no other (sdp_splat_expected).
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
