@@ -40,10 +40,12 @@ table()
 	local addr cli
 	sdp_rdma_mark
 	addr=$(sdp_socat_addr $SDP_A 7321)
-	timeout 30 socat -u "SOCKET-LISTEN:$fam:6:$addr,reuseaddr" EXEC:'sleep 20' &
+	# each end in a process group of its own, for the kill below: its
+	# sleep, not only the socat, goes then (else the wait lasts its 20 s)
+	setsid timeout 30 socat -u "SOCKET-LISTEN:$fam:6:$addr,reuseaddr" EXEC:'sleep 20' &
 	srv=$!
 	sdp_wait_listen 7321 || return 1
-	(printf hello; sleep 20) | timeout 30 socat -u - "SOCKET-CONNECT:$fam:6:$addr" &
+	setsid sh -c "(printf hello; sleep 20) | timeout 30 socat -u - SOCKET-CONNECT:$fam:6:$addr" &
 	cli=$!
 	for _ in $(seq 50); do
 		"$st" -n | grep -q ":7321 .*rdma" && break
@@ -52,7 +54,7 @@ table()
 	"$st" -n -e | sed 's/^/#   /'
 	"$st" -n -e >"$tmp/t"
 	"$st" -a -n -j >"$tmp/j"
-	kill $srv $cli 2>/dev/null; wait $srv $cli 2>/dev/null
+	kill -- -$srv -$cli 2>/dev/null; wait $srv $cli 2>/dev/null
 	# both ends, over RDMA; root sees the device
 	[ "$(grep -Ec "^ESTAB .*$SDP_A:7321 .* rdma\$|^ESTAB .*$SDP_A:[0-9]+ +$SDP_A:7321 +rdma\$" "$tmp/t")" = 2 ] ||
 		{ echo "# want both ends of :7321 in the table"; return 1; }
@@ -78,10 +80,10 @@ listening()
 	local addr cli l all
 	addr=$(sdp_socat_addr $SDP_A 7322)
 	# a listener that keeps listening (fork), and one connection through it
-	timeout 30 socat -u "SOCKET-LISTEN:$fam:6:$addr,reuseaddr,fork" /dev/null &
+	setsid timeout 30 socat -u "SOCKET-LISTEN:$fam:6:$addr,reuseaddr,fork" /dev/null &
 	srv=$!
 	sdp_wait_listen 7322 || return 1
-	sleep 20 | timeout 30 socat -u - "SOCKET-CONNECT:$fam:6:$addr" &
+	setsid sh -c "sleep 20 | timeout 30 socat -u - SOCKET-CONNECT:$fam:6:$addr" &
 	cli=$!
 	for _ in $(seq 50); do
 		"$st" -n | grep -q ":7322 .*rdma" && break
@@ -89,7 +91,7 @@ listening()
 	done
 	l=$("$st" -l -n -e)
 	all=$("$st" -a -n)
-	kill $srv $cli 2>/dev/null; wait $srv $cli 2>/dev/null
+	kill -- -$srv -$cli 2>/dev/null; wait $srv $cli 2>/dev/null
 	echo "$l" | sed 's/^/#   /'
 	# -l: the listener, over RDMA, none of its connections; -a: all three
 	echo "$l" | grep -Eq "^LISTEN +0 +[0-9]+ +$SDP_A:7322 .* rdma\$" &&
