@@ -2,7 +2,8 @@
 /*
  * Sockets Direct Protocol: a connection's life and its RDMA resources.
  *
- * Every connection has one RC QP and one CQ polled in softirq. A receive
+ * Every connection has one RC QP, its completions reaped in softirq from a
+ * CQ it shares with others of its device (sdp_cq.c). A receive
  * buffer is reposted only when the reader has emptied it, so credits are
  * exactly the buffers free for the peer and a slow reader slows the sender
  * down. One extra buffer is posted beyond what is advertised: it catches a
@@ -173,7 +174,7 @@ static void sdp_conn_res_free(struct sdp_conn *c)
 {
 	sdp_qp_destroy(c);
 	if (c->cq)
-		ib_free_cq(c->cq);
+		sdp_cq_put(c->sdev, c->cq, c->cq_room);
 	sdp_bufs_free(c);
 	if (!list_empty(&c->dev_item))
 		sdp_dev_del_conn(c);
@@ -219,11 +220,9 @@ int sdp_conn_setup(struct sdp_conn *c, u32 rcv_max)
 	c->tx_count = rounddown_pow_of_two(sdp_ring_size(sk, sk->sk_sndbuf, SOCK_SNDBUF_LOCK,
 							 READ_ONCE(sn->tx_bufs), c->rcv_size));
 
-	/* (the completions name their connection: the CQ needs no context) */
-	c->cq = sdp_fault(SDP_FAULT_CQ) ? ERR_PTR(-ENOMEM) :
-		ib_alloc_cq_any(id->device, NULL,
-				c->rx_count + c->tx_count + SDP_CTRL_SLOTS + 2,
-				IB_POLL_SOFTIRQ);
+	/* room for all the QP may have outstanding (below) */
+	c->cq_room = c->rx_count + c->tx_count + SDP_CTRL_SLOTS + 2;
+	c->cq = sdp_cq_get(c->sdev, c->cq_room);
 	if (IS_ERR(c->cq)) {
 		err = PTR_ERR(c->cq);
 		c->cq = NULL;

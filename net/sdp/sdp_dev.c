@@ -58,6 +58,7 @@ static int sdp_add_one(struct ib_device *ibdev)
 	init_completion(&sdev->released);
 	mutex_init(&sdev->lock);
 	INIT_LIST_HEAD(&sdev->conns);
+	INIT_LIST_HEAD(&sdev->cqs);
 	ib_set_client_data(ibdev, &sdp_client, sdev);
 	/* It may carry the address of a listener that lost its own. */
 	sdp_up->rearm();

@@ -26,6 +26,82 @@ void sdp_process(struct sdp_conn *c)
 	sdp_update_counts(c);
 }
 
+/*
+ * The shared CQs' poller (sdp_cq.c makes them). A completion names its work
+ * request's connection (struct sdp_wr): the handler records it in its slot
+ * and marks the connection; once a batch is reaped, each marked
+ * connection's engine runs once, for all its completions of the batch.
+ */
+/* The completion handlers' side: @c has completions to take in. */
+void sdp_cq_mark(struct ib_cq *cq, struct sdp_conn *c)
+{
+	struct sdp_cq *scq = cq->cq_context;
+
+	/*
+	 * The slot's completion is stored before the mark is tested, and the
+	 * engine clears the mark before it reads the slots (sdp_cq_run()): a
+	 * connection marked on another CQ meanwhile (its previous QP's, being
+	 * reaped still) is not missed.
+	 */
+	smp_mb__before_atomic();
+	if (test_and_set_bit(SDP_C_CQ_MARKED, &c->flags))
+		return;
+	sock_hold(c->sk);
+	c->cq_next = scq->todo;
+	scq->todo = c;
+}
+
+/* Each marked connection's engine, once. */
+static void sdp_cq_run(struct sdp_cq *scq)
+{
+	struct sdp_conn *c;
+	struct sock *sk;
+
+	while ((c = scq->todo)) {
+		scq->todo = c->cq_next;
+		sk = c->sk;
+		clear_bit(SDP_C_CQ_MARKED, &c->flags);
+		smp_mb__after_atomic();
+		bh_lock_sock(sk);
+		sdp_defer_or_process(c);
+		bh_unlock_sock(sk);
+		sock_put(sk);
+	}
+}
+
+int sdp_cq_poll(struct irq_poll *iop, int budget)
+{
+	struct sdp_cq *scq = container_of(iop, struct sdp_cq, iop);
+	int n, i, done = 0;
+
+	while (done < budget) {
+		n = ib_poll_cq(scq->cq, min(budget - done, SDP_CQ_BATCH), scq->wc);
+		for (i = 0; i < n; i++)
+			if (scq->wc[i].wr_cqe)
+				scq->wc[i].wr_cqe->done(scq->cq, &scq->wc[i]);
+		if (n > 0)
+			done += n;
+		if (n < SDP_CQ_BATCH)
+			break;
+	}
+	sdp_cq_run(scq);
+	if (done < budget) {
+		irq_poll_complete(iop);
+		/* what came between the last poll and the re-arm */
+		if (ib_req_notify_cq(scq->cq, IB_CQ_NEXT_COMP | IB_CQ_REPORT_MISSED_EVENTS) > 0)
+			irq_poll_sched(iop);
+	}
+	return done;
+}
+
+/* The device's completion event, in interrupt or its provider's context. */
+void sdp_cq_event(struct ib_cq *cq, void *context)
+{
+	struct sdp_cq *scq = context;
+
+	irq_poll_sched(&scq->iop);
+}
+
 /* Completions and timers: run the engine now or leave it to the owner. */
 void sdp_defer_or_process(struct sdp_conn *c)
 {

@@ -8,6 +8,8 @@
 #ifndef _NET_SDP_RDMA_H
 #define _NET_SDP_RDMA_H
 
+#include <linux/list.h>
+#include <linux/irq_poll.h>
 #include <linux/stddef.h>
 #include <linux/timer.h>
 #include <net/sock.h>
@@ -74,9 +76,27 @@ struct sdp_dev {
 	struct sdp_quirks	quirks;
 	struct kref		ref;		/* one per connection, one for the list */
 	struct completion	released;
-	struct mutex		lock;		/* conns, dead */
+	struct mutex		lock;		/* conns, dead, cqs */
 	struct list_head	conns;
+	struct list_head	cqs;		/* shared by its connections (sdp_cq.c) */
 	bool			dead;
+};
+
+/* Completions reaped per call of the poller, and per ib_poll_cq(). */
+#define SDP_CQ_BUDGET		64
+#define SDP_CQ_BATCH		16
+
+/* A CQ shared by connections of its device (sdp_cq.c), and its poller. */
+struct sdp_cq {
+	struct ib_cq		*cq;
+	struct sdp_dev		*sdev;
+	struct list_head	node;		/* on sdev->cqs */
+	u32			entries;
+	u32			used;		/* reserved by QPs (sdev->lock) */
+	int			vector;
+	struct irq_poll		iop;
+	struct sdp_conn		*todo;		/* marked in this batch */
+	struct ib_wc		wc[SDP_CQ_BATCH];
 };
 
 /*
@@ -103,7 +123,7 @@ struct sdp_rx_slot {
 	u32			off;		/* next unread byte */
 	u8			status;		/* enum ib_wc_status */
 	bool			imm;		/* it came with immediate data */
-	bool			done;
+	bool			done;		/* completed: the fields above are set */
 };
 
 struct sdp_tx_slot {
@@ -136,6 +156,7 @@ enum {
 	SDP_C_CM_GONE,		/* the QP was disconnected (by us or the peer) */
 	SDP_C_PEER_UP,		/* a child's peer disconnected: it had connected */
 	SDP_C_CREDIT_DUE,	/* the credit timer fired: announce what is free */
+	SDP_C_CQ_MARKED,	/* on its CQ's list of connections to run (sdp_cq.c) */
 };
 
 /*
@@ -178,12 +199,14 @@ struct sdp_conn {
 	struct timer_list	cork_timer;
 	struct timer_list	credit_timer;	/* a lone free buffer, held back */
 	struct timer_list	tx_timer;	/* bounds a send's progress */
+	struct sdp_conn		*cq_next;	/* on its CQ's list (SDP_C_CQ_MARKED) */
 
 	/* RDMA resources, from sdp_conn_setup() to sdp_conn_release() */
 	struct_group(res,
 		struct sdp_dev		*sdev;
 		struct list_head	dev_item;	/* on sdev->conns */
-		struct ib_cq		*cq;
+		struct ib_cq		*cq;		/* shared: sdp_cq_get() */
+		u32			cq_room;	/* completions reserved on it */
 		struct ib_qp		*qp;
 		u32			lkey;
 		u32			max_inline;
@@ -292,6 +315,10 @@ u16 sdp_conn_hello_bufs(struct sdp_conn *c);
 int sdp_conn_rts(struct sdp_conn *c);
 void sdp_conn_qp_err(struct sdp_conn *c);
 
+/* sdp_cq.c */
+struct ib_cq *sdp_cq_get(struct sdp_dev *sdev, u32 nr);
+void sdp_cq_put(struct sdp_dev *sdev, struct ib_cq *cq, u32 nr);
+
 /* sdp_dev.c */
 struct sdp_dev *sdp_dev_get(struct ib_device *ibdev);
 void sdp_dev_put(struct sdp_dev *sdev);
@@ -299,6 +326,9 @@ int sdp_dev_add_conn(struct sdp_dev *sdev, struct sdp_conn *c);
 void sdp_dev_del_conn(struct sdp_conn *c);
 
 /* sdp_engine.c */
+void sdp_cq_mark(struct ib_cq *cq, struct sdp_conn *c);
+int sdp_cq_poll(struct irq_poll *iop, int budget);
+void sdp_cq_event(struct ib_cq *cq, void *context);
 void sdp_process(struct sdp_conn *c);
 void sdp_defer_or_process(struct sdp_conn *c);
 void sdp_timer_event(struct sdp_conn *c, int bit);

@@ -55,19 +55,17 @@ int sdp_rx_grow(struct sdp_conn *c, u32 n, gfp_t gfp)
 	return 0;
 }
 
+/* The poller's (sdp_cq.c): the slot is the engine's once done is seen. */
 static void sdp_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct sdp_wr *wr = sdp_wr_of(wc);
 	struct sdp_rx_slot *slot = container_of(wr, struct sdp_rx_slot, wr);
-	struct sdp_conn *c = wr->conn;
 
-	bh_lock_sock(c->sk);
 	slot->status = wc->status;
 	slot->len = wc->byte_len;
 	slot->imm = wc->wc_flags & IB_WC_WITH_IMM;
-	slot->done = true;
-	sdp_defer_or_process(c);
-	bh_unlock_sock(c->sk);
+	smp_store_release(&slot->done, true);
+	sdp_cq_mark(cq, wr->conn);
 }
 
 void sdp_rx_ring_init(struct sdp_conn *c)
@@ -289,7 +287,7 @@ void sdp_rx_reap(struct sdp_conn *c)
 
 	while (c->v.live && !list_empty(&c->rx_posted)) {
 		slot = list_first_entry(&c->rx_posted, struct sdp_rx_slot, node);
-		if (!slot->done)
+		if (!smp_load_acquire(&slot->done))
 			break;
 		if (sk->sk_state == TCP_CLOSE) {
 			/* Over: nothing after the end counts (teardown flushes). */

@@ -210,18 +210,16 @@ err:
 	sdp_up->error(sk, ECONNRESET, SDP_MIB_QP_ERROR);
 }
 
+/* The poller's (sdp_cq.c): the slot is the engine's once done is seen. */
 static void sdp_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct sdp_wr *wr = sdp_wr_of(wc);
 	struct sdp_tx_slot *s = container_of(wr, struct sdp_tx_slot, wr);
-	struct sdp_conn *c = wr->conn;
 
-	bh_lock_sock(c->sk);
 	s->status = wc->status;
 	s->stamp = ktime_get_ns() - s->stamp;
-	s->done = true;
-	sdp_defer_or_process(c);
-	bh_unlock_sock(c->sk);
+	smp_store_release(&s->done, true);
+	sdp_cq_mark(cq, wr->conn);
 }
 
 void sdp_tx_ring_init(struct sdp_conn *c)
@@ -301,7 +299,7 @@ void sdp_tx_reap(struct sdp_conn *c)
 
 	while (c->tx_tail != c->tx_post) {
 		s = &c->tx[c->tx_tail % c->tx_count];
-		if (!s->done)
+		if (!smp_load_acquire(&s->done))
 			break;
 		if (s->status != IB_WC_SUCCESS) {
 			sdp_tx_error(c, s->status);
@@ -319,7 +317,7 @@ void sdp_tx_reap(struct sdp_conn *c)
 	}
 	while (c->ctrl_tail != c->ctrl_head) {
 		s = &c->ctrl[c->ctrl_tail % SDP_CTRL_SLOTS];
-		if (!s->done)
+		if (!smp_load_acquire(&s->done))
 			break;
 		if (s->status != IB_WC_SUCCESS) {
 			sdp_tx_error(c, s->status);

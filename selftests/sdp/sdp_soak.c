@@ -829,6 +829,16 @@ TEST_F_TIMEOUT(soak, many_at_once, 900)
 	close(lfd);
 	TH_LOG("%d connections open in %.1f s (%d over RDMA)", n, sdp_now() - t0, rdma);
 	EXPECT_EQ(MANY, n) TH_LOG("connect or accept: %s", strerror(errno));
+	if (rdma) {
+		/*
+		 * Their QPs share completion queues: a CQ serves many (its
+		 * entries over a QP's room, some 38 by default).
+		 */
+		int cqs = rdma_objects(RDMA_NLDEV_CMD_RES_CQ_GET) - self->before.cqs;
+
+		TH_LOG("their %d QPs complete on %d CQs", 2 * rdma, cqs);
+		EXPECT_GT(2 * rdma / 10, cqs);
+	}
 	/* the streams: 16 KiB a round, every connection in turn */
 	t0 = sdp_now();
 	for (int off = 0; off < MANY_BYTES; off += 16 << 10) {

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sockets Direct Protocol: completion queues shared by the connections of a
+ * device, reaped in softirq with a budget (irq_poll), as the KSOVIA paper's
+ * kernel sockets layer reaps one system-wide queue in a bottom half.
+ *
+ * Each device has a set of CQs for each of its completion vectors; a
+ * connection takes room for every completion its QP can produce on a CQ of
+ * the vector of the CPU it is set up on, and gives it back when its QP is
+ * gone. The room is what its QP may have outstanding (max_send_wr +
+ * max_recv_wr, the drain markers among them; every send is signalled and
+ * each work request completes once): a CQ never holds more than that sum
+ * over its QPs, so it cannot overflow by construction. A CQ is created when
+ * none of the vector has room and destroyed when its last connection goes.
+ *
+ * The poller is the engine's (sdp_engine.c).
+ */
+#include <linux/slab.h>
+
+#include "sdp_rdma.h"
+
+/* A CQ's entries; a QP's room (at most 2 * SDP_MAX_BUFS + a few) fits. */
+#define SDP_CQ_ENTRIES		2048
+
+static struct sdp_cq *sdp_cq_create(struct sdp_dev *sdev, int vector)
+{
+	struct ib_cq_init_attr attr = {
+		.cqe = min_t(int, SDP_CQ_ENTRIES, sdev->ibdev->attrs.max_cqe),
+		.comp_vector = vector,
+	};
+	struct sdp_cq *scq;
+
+	scq = kzalloc(sizeof(*scq), GFP_KERNEL);
+	if (!scq)
+		return ERR_PTR(-ENOMEM);
+	scq->sdev = sdev;
+	scq->vector = vector;
+	irq_poll_init(&scq->iop, SDP_CQ_BUDGET, sdp_cq_poll);
+	scq->cq = ib_create_cq(sdev->ibdev, sdp_cq_event, NULL, scq, &attr);
+	if (IS_ERR(scq->cq)) {
+		struct ib_cq *cq = scq->cq;
+
+		kfree(scq);
+		return ERR_CAST(cq);
+	}
+	scq->entries = scq->cq->cqe;
+	ib_req_notify_cq(scq->cq, IB_CQ_NEXT_COMP);
+	return scq;
+}
+
+static void sdp_cq_destroy(struct sdp_cq *scq)
+{
+	/* (no QP is left on it: nothing completes any more) */
+	irq_poll_disable(&scq->iop);
+	ib_destroy_cq(scq->cq);
+	kfree(scq);
+}
+
+/*
+ * Room for @nr completions on a CQ of @sdev, of the vector of this CPU;
+ * process context.
+ */
+struct ib_cq *sdp_cq_get(struct sdp_dev *sdev, u32 nr)
+{
+	int vector = raw_smp_processor_id() % max(sdev->ibdev->num_comp_vectors, 1);
+	struct sdp_cq *scq, *found = NULL;
+
+	if (sdp_fault(SDP_FAULT_CQ))
+		return ERR_PTR(-ENOMEM);
+	mutex_lock(&sdev->lock);
+	list_for_each_entry(scq, &sdev->cqs, node) {
+		if (scq->vector == vector && scq->used + nr <= scq->entries) {
+			found = scq;
+			break;
+		}
+	}
+	if (!found) {
+		found = sdp_cq_create(sdev, vector);
+		if (IS_ERR(found)) {
+			mutex_unlock(&sdev->lock);
+			return ERR_CAST(found);
+		}
+		if (WARN_ON_ONCE(nr > found->entries)) {
+			sdp_cq_destroy(found);
+			mutex_unlock(&sdev->lock);
+			return ERR_PTR(-EINVAL);
+		}
+		list_add_tail(&found->node, &sdev->cqs);
+	}
+	found->used += nr;
+	mutex_unlock(&sdev->lock);
+	return found->cq;
+}
+
+/* Give back what sdp_cq_get() took; its QP is gone. The last one frees the CQ. */
+void sdp_cq_put(struct sdp_dev *sdev, struct ib_cq *cq, u32 nr)
+{
+	struct sdp_cq *scq = cq->cq_context;
+
+	mutex_lock(&sdev->lock);
+	scq->used -= nr;
+	if (scq->used) {
+		scq = NULL;
+	} else {
+		list_del(&scq->node);
+	}
+	mutex_unlock(&sdev->lock);
+	if (scq)
+		sdp_cq_destroy(scq);
+}
