@@ -11,7 +11,8 @@
  * max_recv_wr, the drain markers among them; every send is signalled and
  * each work request completes once): a CQ never holds more than that sum
  * over its QPs, so it cannot overflow by construction. A CQ is created when
- * none of the vector has room and destroyed when its last connection goes.
+ * none of the vector has room, and destroyed once it has served nobody for
+ * SDP_CQ_LINGER: connections that come and go one at a time reuse it.
  *
  * The poller is the engine's (sdp_engine.c).
  */
@@ -20,7 +21,9 @@
 #include "sdp_rdma.h"
 
 /* A CQ's entries; a QP's room (at most 2 * SDP_MAX_BUFS + a few) fits. */
-#define SDP_CQ_ENTRIES		2048
+#define SDP_CQ_ENTRIES		1024
+/* How long an unused CQ waits for a connection before it goes. */
+#define SDP_CQ_LINGER		HZ
 
 static struct sdp_cq *sdp_cq_create(struct sdp_dev *sdev, int vector)
 {
@@ -92,19 +95,58 @@ struct ib_cq *sdp_cq_get(struct sdp_dev *sdev, u32 nr)
 	return found->cq;
 }
 
-/* Give back what sdp_cq_get() took; its QP is gone. The last one frees the CQ. */
+/* Give back what sdp_cq_get() took; its QP is gone. */
 void sdp_cq_put(struct sdp_dev *sdev, struct ib_cq *cq, u32 nr)
 {
 	struct sdp_cq *scq = cq->cq_context;
 
 	mutex_lock(&sdev->lock);
 	scq->used -= nr;
-	if (scq->used) {
-		scq = NULL;
-	} else {
-		list_del(&scq->node);
+	if (!scq->used) {
+		scq->idle_since = jiffies;
+		queue_delayed_work(sdp_wq, &sdev->cq_reap, SDP_CQ_LINGER);
 	}
 	mutex_unlock(&sdev->lock);
-	if (scq)
+}
+
+/* The CQs unused for SDP_CQ_LINGER go; any in all with @all (the device goes). */
+static void sdp_cq_reap(struct sdp_dev *sdev, bool all)
+{
+	struct sdp_cq *scq, *tmp;
+	LIST_HEAD(gone);
+	bool later = false;
+
+	mutex_lock(&sdev->lock);
+	list_for_each_entry_safe(scq, tmp, &sdev->cqs, node) {
+		if (scq->used)
+			continue;
+		if (all || time_after_eq(jiffies, scq->idle_since + SDP_CQ_LINGER))
+			list_move(&scq->node, &gone);
+		else
+			later = true;
+	}
+	if (later)
+		queue_delayed_work(sdp_wq, &sdev->cq_reap, SDP_CQ_LINGER);
+	WARN_ON_ONCE(all && !list_empty(&sdev->cqs));
+	mutex_unlock(&sdev->lock);
+	list_for_each_entry_safe(scq, tmp, &gone, node)
 		sdp_cq_destroy(scq);
+}
+
+static void sdp_cq_reap_work(struct work_struct *work)
+{
+	sdp_cq_reap(container_of(to_delayed_work(work), struct sdp_dev, cq_reap), false);
+}
+
+void sdp_cq_init(struct sdp_dev *sdev)
+{
+	INIT_LIST_HEAD(&sdev->cqs);
+	INIT_DELAYED_WORK(&sdev->cq_reap, sdp_cq_reap_work);
+}
+
+/* The device goes: no connection is left on it, so no CQ is used. */
+void sdp_cq_exit(struct sdp_dev *sdev)
+{
+	cancel_delayed_work_sync(&sdev->cq_reap);
+	sdp_cq_reap(sdev, true);
 }

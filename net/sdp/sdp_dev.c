@@ -58,7 +58,7 @@ static int sdp_add_one(struct ib_device *ibdev)
 	init_completion(&sdev->released);
 	mutex_init(&sdev->lock);
 	INIT_LIST_HEAD(&sdev->conns);
-	INIT_LIST_HEAD(&sdev->cqs);
+	sdp_cq_init(sdev);
 	ib_set_client_data(ibdev, &sdp_client, sdev);
 	/* It may carry the address of a listener that lost its own. */
 	sdp_up->rearm();
@@ -100,6 +100,7 @@ static void sdp_remove_one(struct ib_device *ibdev, void *client_data)
 	/* Connections still being set up hold references; they fail on dead. */
 	kref_put(&sdev->ref, sdp_dev_release);
 	wait_for_completion(&sdev->released);
+	sdp_cq_exit(sdev);
 	ib_dealloc_pd(sdev->pd);
 	kfree(sdev);
 }

@@ -79,6 +79,7 @@ struct sdp_dev {
 	struct mutex		lock;		/* conns, dead, cqs */
 	struct list_head	conns;
 	struct list_head	cqs;		/* shared by its connections (sdp_cq.c) */
+	struct delayed_work	cq_reap;	/* the unused ones go */
 	bool			dead;
 };
 
@@ -93,6 +94,7 @@ struct sdp_cq {
 	struct list_head	node;		/* on sdev->cqs */
 	u32			entries;
 	u32			used;		/* reserved by QPs (sdev->lock) */
+	unsigned long		idle_since;	/* jiffies: used fell to 0 */
 	int			vector;
 	struct irq_poll		iop;
 	struct sdp_conn		*todo;		/* marked in this batch */
@@ -318,6 +320,8 @@ void sdp_conn_qp_err(struct sdp_conn *c);
 /* sdp_cq.c */
 struct ib_cq *sdp_cq_get(struct sdp_dev *sdev, u32 nr);
 void sdp_cq_put(struct sdp_dev *sdev, struct ib_cq *cq, u32 nr);
+void sdp_cq_init(struct sdp_dev *sdev);
+void sdp_cq_exit(struct sdp_dev *sdev);
 
 /* sdp_dev.c */
 struct sdp_dev *sdp_dev_get(struct ib_device *ibdev);

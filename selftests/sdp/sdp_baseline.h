@@ -83,6 +83,8 @@ static inline void baseline_read(struct baseline *b)
 /*
  * Everything back to @b; closed connections finish their DisConn or Abort
  * exchange first, so wait up to @secs. The last reading goes to @now.
+ * Completion queues are shared and one left unused lingers a second
+ * (sdp_cq.c): one counted in @b may be gone since, none may be new.
  */
 static inline bool baseline_back(const struct baseline *b, struct baseline *now, int secs)
 {
@@ -90,7 +92,7 @@ static inline bool baseline_back(const struct baseline *b, struct baseline *now,
 
 	for (i = 0; i < secs * 10; i++) {
 		baseline_read(now);
-		if (now->qps == b->qps && now->cqs == b->cqs && now->socks == b->socks)
+		if (now->qps == b->qps && now->cqs <= b->cqs && now->socks == b->socks)
 			return true;
 		usleep(100000);
 	}
