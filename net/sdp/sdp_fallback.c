@@ -882,7 +882,7 @@ static unsigned long sdp_syn_timeout(struct sock *sk)
  * Bound the RDMA attempt: connect_timeout_ms, then TCP takes over. When
  * RDMA is all we may use, as long as TCP would try before ETIMEDOUT. The
  * deadline counts from the first attempt: a busy listener's retries keep
- * it (sdp_cm_retry_later()), as TCP's SYN retransmissions do.
+ * it (sdp_fb_busy()), as TCP's SYN retransmissions do.
  */
 void sdp_fb_arm(struct sdp_sock *ssk)
 {
