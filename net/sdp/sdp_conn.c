@@ -267,6 +267,13 @@ int sdp_conn_setup(struct sdp_conn *c, u32 rcv_max)
 	return 0;
 
 err:
+	/*
+	 * Receives already posted complete (flushed) on the shared CQ when the
+	 * QP goes, some providers' (siw) only as it is destroyed: taken in
+	 * first, while the ring they name is still there.
+	 */
+	if (c->qp && c->rx_posted_nr)
+		ib_drain_qp(c->qp);
 	sdp_conn_res_free(c);
 	return err;
 }
@@ -328,8 +335,13 @@ void sdp_conn_reset(struct sdp_conn *c)
 {
 	unsigned long flags = READ_ONCE(c->flags);
 
-	/* the others are set with set_bit() from softirq and timers meanwhile */
-	while (!try_cmpxchg(&c->flags, &flags, flags & BIT(SDP_C_DEFERRED)))
+	/*
+	 * The others are set with set_bit() from softirq and timers
+	 * meanwhile. A mark stays: the connection may still be on the list of
+	 * the CQ that reaped its last completions (sdp_cq_run() clears it).
+	 */
+	while (!try_cmpxchg(&c->flags, &flags,
+			    flags & (BIT(SDP_C_DEFERRED) | BIT(SDP_C_CQ_MARKED))))
 		;
 	c->passive = false;
 	memset(&c->saddr, 0, sizeof(c->saddr));

@@ -16,6 +16,8 @@
  *
  * The poller is the engine's (sdp_engine.c).
  */
+#define pr_fmt(fmt) "sdp: " fmt
+
 #include <linux/slab.h>
 
 #include "sdp_rdma.h"
@@ -24,6 +26,15 @@
 #define SDP_CQ_ENTRIES		1024
 /* How long an unused CQ waits for a connection before it goes. */
 #define SDP_CQ_LINGER		HZ
+
+/* A CQ's asynchronous error (an overrun would be our sizing's fault). */
+static void sdp_cq_error(struct ib_event *event, void *context)
+{
+	struct sdp_cq *scq = context;
+
+	pr_warn_ratelimited("%s on a CQ of %s\n", ib_event_msg(event->event),
+			    dev_name(&scq->sdev->ibdev->dev));
+}
 
 static struct sdp_cq *sdp_cq_create(struct sdp_dev *sdev, int vector)
 {
@@ -39,7 +50,7 @@ static struct sdp_cq *sdp_cq_create(struct sdp_dev *sdev, int vector)
 	scq->sdev = sdev;
 	scq->vector = vector;
 	irq_poll_init(&scq->iop, SDP_CQ_BUDGET, sdp_cq_poll);
-	scq->cq = ib_create_cq(sdev->ibdev, sdp_cq_event, NULL, scq, &attr);
+	scq->cq = ib_create_cq(sdev->ibdev, sdp_cq_event, sdp_cq_error, scq, &attr);
 	if (IS_ERR(scq->cq)) {
 		struct ib_cq *cq = scq->cq;
 
@@ -55,6 +66,8 @@ static void sdp_cq_destroy(struct sdp_cq *scq)
 {
 	/* (no QP is left on it: nothing completes any more) */
 	irq_poll_disable(&scq->iop);
+	/* a poll that let go of it may still be in its last lines (softirq) */
+	synchronize_rcu();
 	ib_destroy_cq(scq->cq);
 	kfree(scq);
 }
@@ -127,7 +140,10 @@ static void sdp_cq_reap(struct sdp_dev *sdev, bool all)
 	}
 	if (later)
 		queue_delayed_work(sdp_wq, &sdev->cq_reap, SDP_CQ_LINGER);
-	WARN_ON_ONCE(all && !list_empty(&sdev->cqs));
+	/* one still used when the device goes is our bug: it stays, unpolled */
+	if (all && WARN_ON_ONCE(!list_empty(&sdev->cqs)))
+		list_for_each_entry(scq, &sdev->cqs, node)
+			irq_poll_disable(&scq->iop);
 	mutex_unlock(&sdev->lock);
 	list_for_each_entry_safe(scq, tmp, &gone, node)
 		sdp_cq_destroy(scq);

@@ -60,6 +60,8 @@ static void sdp_cq_run(struct sdp_cq *scq)
 	while ((c = scq->todo)) {
 		scq->todo = c->cq_next;
 		sk = c->sk;
+		/* (its link is read before another CQ may mark it again) */
+		smp_mb__before_atomic();
 		clear_bit(SDP_C_CQ_MARKED, &c->flags);
 		smp_mb__after_atomic();
 		bh_lock_sock(sk);
