@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What a test leaves behind: the devices' QPs and CQs (what `rdma res`
- * counts) and the namespace's SDP sockets (sock_diag), read before and
- * waited for after. Include after sdp_proof.h.
+ * What a test leaves behind: the devices' QPs, CQs and memory regions
+ * (what `rdma res` counts) and the namespace's SDP sockets (sock_diag),
+ * read before and waited for after. Include after sdp_proof.h.
  */
 #ifndef SDP_BASELINE_H
 #define SDP_BASELINE_H
 
 #include "../../userspace/sdp_diag.h"
 
-/* Objects of one kind (an RDMA_NLDEV_CMD_RES_*_GET) over every device. */
+/* Objects of one kind (an RDMA_NLDEV_CMD_RES_{QP,CQ,MR}_GET) over every device. */
 struct nl_count {
 	int n, index[8];
 };
@@ -22,10 +22,26 @@ static inline void count_dev(void *arg, int type, unsigned int v, const char *s)
 		c->index[c->n++] = v;
 }
 
-static inline void count_msg(void *arg, int type, unsigned int v, const char *s)
+/*
+ * A dump's reply holds a table (one nested attribute) of the device's
+ * objects, as many as fit in a message: count the table's entries, not
+ * the messages. @s is the table's payload, its header just before it.
+ */
+static inline void count_entries(void *arg, int type, unsigned int v, const char *s)
 {
-	if (type == -1)
+	const struct nlattr *t = (const void *)(s - NLA_HDRLEN), *e;
+	int left;
+
+	if (type != RDMA_NLDEV_ATTR_RES_QP && type != RDMA_NLDEV_ATTR_RES_CQ &&
+	    type != RDMA_NLDEV_ATTR_RES_MR)
+		return;
+	e = (const void *)s;
+	left = t->nla_len - NLA_HDRLEN;
+	while (left >= (int)sizeof(*e) && e->nla_len >= sizeof(*e) && e->nla_len <= left) {
 		(*(int *)arg)++;
+		left -= NLA_ALIGN(e->nla_len);
+		e = (const void *)((const char *)e + NLA_ALIGN(e->nla_len));
+	}
 }
 
 static inline int rdma_objects(int op)
@@ -39,7 +55,7 @@ static inline int rdma_objects(int op)
 		char attrs[16];
 
 		sdp_nla_u32(attrs, RDMA_NLDEV_ATTR_DEV_INDEX, devs.index[i]);
-		if (sdp_rdmanl(op, true, attrs, NLA_HDRLEN + 4, count_msg, &n))
+		if (sdp_rdmanl(op, true, attrs, NLA_HDRLEN + 4, count_entries, &n))
 			return -1;
 	}
 	return n;
@@ -70,13 +86,14 @@ static inline int sdp_sockets(void)
 }
 
 struct baseline {
-	int qps, cqs, socks;
+	int qps, cqs, mrs, socks;
 };
 
 static inline void baseline_read(struct baseline *b)
 {
 	b->qps = rdma_objects(RDMA_NLDEV_CMD_RES_QP_GET);
 	b->cqs = rdma_objects(RDMA_NLDEV_CMD_RES_CQ_GET);
+	b->mrs = rdma_objects(RDMA_NLDEV_CMD_RES_MR_GET);
 	b->socks = sdp_sockets();
 }
 
@@ -92,7 +109,8 @@ static inline bool baseline_back(const struct baseline *b, struct baseline *now,
 
 	for (i = 0; i < secs * 10; i++) {
 		baseline_read(now);
-		if (now->qps == b->qps && now->cqs <= b->cqs && now->socks == b->socks)
+		if (now->qps == b->qps && now->cqs <= b->cqs && now->mrs == b->mrs &&
+		    now->socks == b->socks)
 			return true;
 		usleep(100000);
 	}
