@@ -2233,7 +2233,9 @@ TEST_F(pair, busy_poll_spins_in_poll)
 	EXPECT_EQ(0, sdp_setint(self->sfd, SOL_SOCKET, SO_BUSY_POLL, 200000));
 	/*
 	 * A spin gives way when its CPU is wanted: the poller and the sender
-	 * on CPUs of their own where there are two, 30 rounds at most.
+	 * on CPUs of their own where there are two (the sender moved before
+	 * the poll starts: a migration then would take the poller's CPU),
+	 * 30 rounds at most.
 	 */
 	CPU_ZERO(&cpus);
 	CPU_SET(0, &cpus);
@@ -2245,16 +2247,16 @@ TEST_F(pair, busy_poll_spins_in_poll)
 			break;
 		pid = fork();
 		if (!pid) {
-			CPU_ZERO(&cpus);
-			CPU_SET(1, &cpus);
-			if (CPU_COUNT(&all) > 1)
-				sched_setaffinity(0, sizeof(cpus), &cpus);
 			close(go[1]);
 			if (read(go[0], &c, 1) != 1)
 				_exit(1);
 			usleep(2000);
 			_exit(send(self->cfd, "b", 1, 0) != 1);
 		}
+		CPU_ZERO(&cpus);
+		CPU_SET(1, &cpus);
+		if (CPU_COUNT(&all) > 1)
+			sched_setaffinity(pid, sizeof(cpus), &cpus);
 		close(go[0]);
 		getrusage(RUSAGE_THREAD, &r0);
 		EXPECT_EQ(1, write(go[1], "g", 1));
