@@ -37,7 +37,7 @@ static inline void count_entries(void *arg, int type, unsigned int v, const char
 		return;
 	e = (const void *)s;
 	left = t->nla_len - NLA_HDRLEN;
-	while (left >= (int)sizeof(*e) && e->nla_len >= sizeof(*e) && e->nla_len <= left) {
+	while (sdp_nla_ok(e, left)) {
 		(*(int *)arg)++;
 		left -= NLA_ALIGN(e->nla_len);
 		e = (const void *)((const char *)e + NLA_ALIGN(e->nla_len));

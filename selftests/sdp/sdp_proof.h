@@ -31,6 +31,12 @@ struct sdp_qp_state {
 	unsigned int rqpn, sq_psn, rq_psn;
 };
 
+/* Is there a whole attribute at @a, with @left bytes to go? */
+static inline bool sdp_nla_ok(const struct nlattr *a, int left)
+{
+	return left >= (int)sizeof(*a) && a->nla_len >= sizeof(*a) && a->nla_len <= left;
+}
+
 /*
  * The RDMA netlink interface (what `rdma res show qp` reads), spoken
  * directly: a test reads it several times per case, and a fork+exec costs
@@ -73,8 +79,7 @@ static inline int sdp_rdmanl(int op, bool dump, const void *attrs, int alen,
 			}
 			if (h->nlmsg_type == NLMSG_ERROR)
 				goto out;
-			while (left >= (int)sizeof(*a) && a->nla_len >= sizeof(*a) &&
-			       a->nla_len <= left) {
+			while (sdp_nla_ok(a, left)) {
 				const char *v = (const char *)a + NLA_HDRLEN;
 
 				fn(arg, a->nla_type & NLA_TYPE_MASK,
