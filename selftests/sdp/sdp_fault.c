@@ -59,6 +59,10 @@ static void all_back(struct __test_metadata *_metadata, const struct baseline *b
 	ASSERT_LE(0, l);
 	sdp_rdma_byte(_metadata, l, &addr, alen);
 	close(l);
+	/* That connection's teardown must not count in the next case's baseline. */
+	EXPECT_TRUE(baseline_back(before, &now, 10))
+		TH_LOG("after the RDMA byte: QPs %d -> %d, CQs %d -> %d",
+		       before->qps, now.qps, before->cqs, now.cqs);
 }
 
 /* The cases of one site or none: their teardown is all_back(). */
