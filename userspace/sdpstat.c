@@ -200,7 +200,8 @@ static void print_socks(void)
 				       "\"rcv_size\":%u,\"snd_size\":%u,\"rx_bufs\":%u,\"tx_bufs\":%u,"
 				       "\"rx_bufs_held\":%u,\"tx_bufs_held\":%u,\"tx_credits\":%u,"
 				       "\"rx_credits\":%u,\"syn_queue\":%u,\"bytes_sent\":%llu,"
-				       "\"bytes_received\":%llu,\"msgs_sent\":%llu,\"msgs_received\":%llu",
+				       "\"bytes_received\":%llu,\"msgs_sent\":%llu,\"msgs_received\":%llu,"
+				       "\"zcopy_bytes_sent\":%llu,\"zcopy_bytes_received\":%llu",
 				       in->port_num, in->qp_num, in->dest_qp_num, in->path_mtu,
 				       in->rcv_size, in->snd_size, in->rx_bufs, in->tx_bufs,
 				       in->rx_bufs_held, in->tx_bufs_held, in->tx_credits,
@@ -208,7 +209,9 @@ static void print_socks(void)
 				       (unsigned long long)in->tx_bytes,
 				       (unsigned long long)in->rx_bytes,
 				       (unsigned long long)in->tx_msgs,
-				       (unsigned long long)in->rx_msgs);
+				       (unsigned long long)in->rx_msgs,
+				       (unsigned long long)in->zc_tx_bytes,
+				       (unsigned long long)in->zc_rx_bytes);
 			}
 			printf("}");
 			continue;
@@ -235,6 +238,9 @@ static void print_socks(void)
 			       in->rx_credits, (unsigned long long)in->tx_bytes,
 			       (unsigned long long)in->rx_bytes, (unsigned long long)in->tx_msgs,
 			       (unsigned long long)in->rx_msgs);
+		if (in->zc_tx_bytes || in->zc_rx_bytes)
+			printf(" zcopy:%llu/%llu", (unsigned long long)in->zc_tx_bytes,
+			       (unsigned long long)in->zc_rx_bytes);
 		if (r->m.sdiag_state == TCP_LISTEN && r->m.sdiag_transport != SDP_TRANSPORT_TCP)
 			printf(" syn_queue:%u", in->syn_queue);
 		printf("\n");

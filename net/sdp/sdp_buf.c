@@ -60,12 +60,19 @@ void sdp_mem_exit(void)
 
 static enum dma_data_direction sdp_mem_dir(enum sdp_mem mem)
 {
-	return mem == SDP_MEM_RX ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
+	return mem == SDP_MEM_RX || mem == SDP_MEM_RX_KERNEL ?
+	       DMA_FROM_DEVICE : DMA_TO_DEVICE;
+}
+
+/* The cgroup's, not the socket's. */
+static bool sdp_mem_kernel(enum sdp_mem mem)
+{
+	return mem == SDP_MEM_KERNEL || mem == SDP_MEM_RX_KERNEL;
 }
 
 static bool sdp_mem_charge(struct sock *sk, u32 size, enum sdp_mem mem)
 {
-	if (mem == SDP_MEM_KERNEL)
+	if (sdp_mem_kernel(mem))
 		return true;
 	if ((int)size > sk->sk_forward_alloc &&
 	    !__sk_mem_schedule(sk, size, mem == SDP_MEM_RX ? SK_MEM_RECV : SK_MEM_SEND))
@@ -78,7 +85,7 @@ static bool sdp_mem_charge(struct sock *sk, u32 size, enum sdp_mem mem)
 
 static void sdp_mem_uncharge(struct sock *sk, u32 size, enum sdp_mem mem)
 {
-	if (mem == SDP_MEM_KERNEL)
+	if (sdp_mem_kernel(mem))
 		return;
 	if (mem == SDP_MEM_RX)
 		atomic_sub(size, &sk->sk_rmem_alloc);
@@ -95,11 +102,12 @@ int sdp_buf_map(struct sdp_conn *c, void **buf, u64 *dma, u32 size,
 	static const enum sdp_fault site[] = {
 		[SDP_MEM_RX] = SDP_FAULT_RX_BUF, [SDP_MEM_TX] = SDP_FAULT_TX_BUF,
 		[SDP_MEM_KERNEL] = SDP_FAULT_KMEM_BUF,
+		[SDP_MEM_RX_KERNEL] = SDP_FAULT_KMEM_BUF,
 	};
 
 	if (sdp_fault(site[mem]) || !sdp_mem_charge(sk, size, mem))
 		return -ENOMEM;
-	*buf = kmalloc(size, mem == SDP_MEM_KERNEL ? gfp | __GFP_ACCOUNT : gfp);
+	*buf = kmalloc(size, sdp_mem_kernel(mem) ? gfp | __GFP_ACCOUNT : gfp);
 	if (*buf) {
 		*dma = ib_dma_map_single(dev, *buf, size, sdp_mem_dir(mem));
 		if (!ib_dma_mapping_error(dev, *dma))
@@ -111,8 +119,8 @@ int sdp_buf_map(struct sdp_conn *c, void **buf, u64 *dma, u32 size,
 	return -ENOMEM;
 }
 
-static void sdp_buf_unmap(struct sdp_conn *c, void *buf, u64 dma, u32 size,
-			  enum sdp_mem mem)
+void sdp_buf_unmap(struct sdp_conn *c, void *buf, u64 dma, u32 size,
+		   enum sdp_mem mem)
 {
 	if (!buf)
 		return;
@@ -138,6 +146,8 @@ void sdp_bufs_free(struct sdp_conn *c)
 			      SDP_MEM_TX);
 	sdp_buf_unmap(c, c->ctrl_buf, c->ctrl_dma, SDP_CTRL_SLOTS * SDP_CTRL_MSG_MAX,
 		      SDP_MEM_KERNEL);
+	for (i = 0; i < SDP_ZC_READS; i++)
+		sdp_zc_rd_free(c, &c->zsink.rd[i]);
 	kfree(c->rx);
 	kfree(c->tx);
 	kfree(c->seq.hist);

@@ -29,11 +29,14 @@ static_assert(SDP_REP_DATA_MAX == IB_CM_REP_PRIVATE_DATA_SIZE);
 
 /* The CM parameters of either end, and its QP's ACK timeout. */
 int sdp_conn_param(struct rdma_cm_id *id, struct rdma_conn_param *p,
-		   const void *data, u8 len)
+		   const void *data, u8 len, u8 rd_in, u8 rd_out)
 {
 	memset(p, 0, sizeof(*p));
 	p->private_data = data;
 	p->private_data_len = len;
+	/* RDMA Reads of our SrcAvails the peer may have in flight; ours of its */
+	p->responder_resources = rd_in;
+	p->initiator_depth = rd_out;
 	p->flow_control = 1;
 	p->retry_count = SDP_RETRY;
 	p->rnr_retry_count = SDP_RNR_RETRY;
@@ -133,8 +136,11 @@ static int sdp_cm_route_resolved(struct sdp_conn *c, struct rdma_cm_id *id)
 	if (err)
 		return err;
 	sdp_proto_hello(&hh, sdp_conn_hello_bufs(c), c->rcv_size,
-			c->daddr.ss_family == AF_INET6);
-	err = sdp_conn_param(id, &param, &hh, sizeof(hh));
+			c->daddr.ss_family == AF_INET6,
+			c->zc_offered ? SDP_ZC_ADVERTS : 0);
+	err = sdp_conn_param(id, &param, &hh, sizeof(hh),
+			     c->zc_offered ? c->sdev->quirks.rd_depth : 0,
+			     c->zc_offered ? c->sdev->quirks.rd_depth : 0);
 	if (err)
 		return err;
 	param.qp_num = c->qp->qp_num;
@@ -165,6 +171,17 @@ static int sdp_active_established(struct sdp_conn *c, struct rdma_cm_id *id,
 	} else if (sdp_conn_start(c, be32_to_cpu(hah->actrcvsz),
 				  be16_to_cpu(hah->bsdh.bufs))) {
 		reason = SDP_FB_RESOURCES;
+	} else if (c->zc_offered) {
+		/*
+		 * The REP's Read depths, as the CM gives them from our side
+		 * (responder_resources: the Reads it will issue, ours to
+		 * serve): we read its SrcAvails if it serves our Reads; it
+		 * reads ours if it offered adverts and issues Reads.
+		 */
+		c->rd_in = min(c->sdev->quirks.rd_depth, ev->param.conn.responder_resources);
+		c->rd_out = min(c->sdev->quirks.rd_depth, ev->param.conn.initiator_depth);
+		c->zc_peer = hah->ext_max_adverts && c->rd_in;
+		c->zc_offered = c->rd_out;
 	}
 	if (ev->event == RDMA_CM_EVENT_CONNECT_RESPONSE) {
 		/*
@@ -299,12 +316,24 @@ static int sdp_passive_accept(struct sdp_conn *c)
 	      sdp_conn_setup(c, be32_to_cpu(hh->desremrcvsz));
 	if (err)
 		goto out;
-	sdp_proto_hello_ack(&hah, sdp_conn_hello_bufs(c), c->rcv_size, hh->ipv_cap);
+	/*
+	 * Zero-copy each way the REQ allows: we read the client's SrcAvails
+	 * if it serves Reads, it reads ours if it offered adverts and issues
+	 * Reads; as many at once as both take.
+	 */
+	if (c->zc_offered) {
+		c->rd_in = min(c->sdev->quirks.rd_depth, c->peer_rd_in);
+		c->rd_out = min(c->sdev->quirks.rd_depth, c->peer_rd_out);
+	}
+	c->zc_peer = c->rd_in && hh->max_adverts;
+	c->zc_offered = c->rd_out;
+	sdp_proto_hello_ack(&hah, sdp_conn_hello_bufs(c), c->rcv_size, hh->ipv_cap,
+			    c->zc_offered ? SDP_ZC_ADVERTS : 0);
 	err = sdp_conn_start(c, be32_to_cpu(hh->localrcvsz),
 			     be16_to_cpu(hh->bsdh.bufs));
 	if (err)
 		goto out;
-	err = sdp_conn_param(c->id, &param, &hah, sizeof(hah));
+	err = sdp_conn_param(c->id, &param, &hah, sizeof(hah), c->rd_in, c->rd_out);
 	if (!err)
 		err = sdp_conn_rts(c);
 	if (!err) {
@@ -349,6 +378,12 @@ static int sdp_cm_req(struct sdp_conn *lc, struct rdma_cm_id *id,
 	req.bad_hello = reason;
 	c = sdp_up->request(lc->sk, &req);
 	if (c) {
+		/*
+		 * The REQ's Read depths from our side: the client's Reads we
+		 * would serve, and ours it would
+		 */
+		c->peer_rd_in = ev->param.conn.responder_resources;
+		c->peer_rd_out = ev->param.conn.initiator_depth;
 		/*
 		 * The child is the listener's now: failures go through its
 		 * queue. Short of resources, say so: the client falls back

@@ -116,4 +116,30 @@ static inline void sdp_memcg_inherit(struct sock *child, const struct sock *pare
 #endif
 }
 
+/*
+ * The user memory at @i's head, if it is user memory (a ubuf or an iovec
+ * iterator): its address and the bytes left of that segment.
+ */
+static inline bool sdp_iter_user_seg(const struct iov_iter *i, unsigned long *addr,
+				     size_t *len)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
+	if (!iter_is_ubuf(i) && !iter_is_iovec(i))
+		return false;
+	*addr = (unsigned long)iter_iov_addr(i);
+	*len = min(iter_iov_len(i), i->count);
+#else
+	if (iter_is_ubuf(i)) {
+		*addr = (unsigned long)i->ubuf + i->iov_offset;
+		*len = i->count;
+	} else if (iter_is_iovec(i)) {
+		*addr = (unsigned long)i->iov->iov_base + i->iov_offset;
+		*len = min(i->count, i->iov->iov_len - i->iov_offset);
+	} else {
+		return false;
+	}
+#endif
+	return *len > 0;
+}
+
 #endif /* _NET_SDP_COMPAT_H */

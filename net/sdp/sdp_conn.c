@@ -88,8 +88,9 @@ static void sdp_qp_event(struct ib_event *event, void *context)
  * 7 retries forever: a peer that never posts receives, or stops answering,
  * would hold our sends for good. So where the device lets us (not
  * quirks.cm_qp), the QP is ours, not rdma_cm's: we move it through INIT,
- * RTR and RTS with rdma_cm's attributes but our retry counts, no RDMA Read
- * or Write by the peer, and none by us.
+ * RTR and RTS with rdma_cm's attributes but our retry counts. The peer may
+ * RDMA Read only where zero-copy is offered (what our SrcAvail registers),
+ * and write nowhere.
  */
 static int sdp_qp_to(struct sdp_conn *c, enum ib_qp_state state)
 {
@@ -100,9 +101,10 @@ static int sdp_qp_to(struct sdp_conn *c, enum ib_qp_state state)
 	/* -EINVAL: the CM has left the states this needs; a REJ came */
 	if (err)
 		return err == -EINVAL ? -ECONNREFUSED : err;
-	attr.qp_access_flags = 0;
-	attr.max_dest_rd_atomic = 0;
-	attr.max_rd_atomic = 0;
+	attr.qp_access_flags = c->sdev->quirks.zcopy ? IB_ACCESS_REMOTE_READ : 0;
+	/* the CM's would be the REQ's on the passive side: ours, as agreed */
+	attr.max_dest_rd_atomic = c->rd_in;
+	attr.max_rd_atomic = c->rd_out;
 	attr.retry_cnt = SDP_RETRY;
 	attr.rnr_retry = SDP_RNR_RETRY;
 	return ib_modify_qp(c->qp, &attr, mask);
@@ -172,6 +174,7 @@ void sdp_conn_qp_err(struct sdp_conn *c)
 /* Every resource sdp_conn_setup() took, given back; the connection is idle. */
 static void sdp_conn_res_free(struct sdp_conn *c)
 {
+	sdp_zc_release(c);
 	sdp_qp_destroy(c);
 	if (c->cq)
 		sdp_cq_put(c->sdev, c->cq, c->cq_room);
@@ -208,6 +211,7 @@ int sdp_conn_setup(struct sdp_conn *c, u32 rcv_max)
 	if (!c->sdev)
 		return -ENODEV;
 	c->lkey = c->sdev->pd->local_dma_lkey;
+	c->zc_offered = c->sdev->quirks.zcopy;
 	c->rcv_size = clamp_t(u32, min_t(u32, rcv_max, READ_ONCE(sn->buf_size)),
 			      SDP_MIN_BUF_SIZE, SDP_MAX_BUF_SIZE);
 	c->rx_count = sdp_ring_size(sk, sk->sk_rcvbuf, SOCK_RCVBUF_LOCK,
@@ -221,7 +225,7 @@ int sdp_conn_setup(struct sdp_conn *c, u32 rcv_max)
 							 READ_ONCE(sn->tx_bufs), c->rcv_size));
 
 	/* room for all the QP may have outstanding (below) */
-	c->cq_room = c->rx_count + c->tx_count + SDP_CTRL_SLOTS + 2;
+	c->cq_room = c->rx_count + c->tx_count + SDP_CTRL_SLOTS + SDP_ZC_WRS + 2;
 	c->cq = sdp_cq_get(c->sdev, c->cq_room);
 	if (IS_ERR(c->cq)) {
 		err = PTR_ERR(c->cq);
@@ -233,7 +237,7 @@ int sdp_conn_setup(struct sdp_conn *c, u32 rcv_max)
 	attr.send_cq = c->cq;
 	attr.recv_cq = c->cq;
 	/* One more of each for ib_drain_qp()'s marker. */
-	attr.cap.max_send_wr = c->tx_count + SDP_CTRL_SLOTS + 1;
+	attr.cap.max_send_wr = c->tx_count + SDP_CTRL_SLOTS + SDP_ZC_WRS + 1;
 	attr.cap.max_recv_wr = c->rx_count + 1;
 	attr.cap.max_send_sge = 1;
 	attr.cap.max_recv_sge = 1;
@@ -251,6 +255,7 @@ int sdp_conn_setup(struct sdp_conn *c, u32 rcv_max)
 		goto err;
 	}
 	sdp_rx_ring_init(c);
+	sdp_zc_init(c);
 	err = sdp_buf_map(c, &c->ctrl_buf, &c->ctrl_dma,
 			  SDP_CTRL_SLOTS * SDP_CTRL_MSG_MAX, SDP_MEM_KERNEL, GFP_KERNEL);
 	if (err)
@@ -410,6 +415,9 @@ void sdp_conn_info(const struct sdp_conn *c, struct sdp_info *info)
 	info->tx_msgs = c->v.stats.tx_msgs;
 	info->rx_msgs = c->v.stats.rx_msgs;
 	info->tx_credit_updates = c->v.stats.tx_credit_updates;
+	info->zc_reads = c->v.stats.zc_reads;
+	info->zc_tx_bytes = c->v.stats.zc_tx_bytes;
+	info->zc_rx_bytes = c->v.stats.zc_rx_bytes;
 	strscpy(info->ibdev, c->ibdev, sizeof(info->ibdev));
 	if (!c->v.live)
 		return;

@@ -211,4 +211,14 @@ void sdp_conn_shutdown(struct sdp_conn *c);
 bool sdp_conn_abort(struct sdp_conn *c);
 bool sdp_conn_probe(struct sdp_conn *c);
 
+/* sdp_zc.c: a send by SrcAvail; a cancel not answered within this resets */
+#define SDP_ZC_CANCEL_MS	5000
+int sdp_conn_zc_send(struct sdp_conn *c, struct msghdr *msg, int flags, u32 thresh);
+bool sdp_conn_zc_busy(const struct sdp_conn *c);
+void sdp_conn_zc_cancel(struct sdp_conn *c);
+void sdp_conn_zc_revoke(struct sdp_conn *c);
+/* How a SrcAvail ended (sdp_conn_zc_end()). */
+enum sdp_zc_end { SDP_ZC_READ, SDP_ZC_DECLINED, SDP_ZC_ENDED };
+size_t sdp_conn_zc_end(struct sdp_conn *c, struct msghdr *msg, int *how);
+
 #endif /* _NET_SDP_CONN_H */

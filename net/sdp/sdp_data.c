@@ -255,6 +255,83 @@ static int sdp_wait_memory(struct sdp_sock *ssk, long *timeo)
 }
 
 /*
+ * Our SrcAvail is out: wait till no one can read the pages any more. A
+ * signal or SO_SNDTIMEO asks the peer to stop (SrcAvailCancel), and the
+ * wait goes on, killable, for its answer; one not given within
+ * SDP_ZC_CANCEL_MS, or a fatal signal, resets the connection. Whenever the
+ * connection has ended, the registration is revoked at once. Either way
+ * the wait ends with the pages the sender's: 0, or the errno that cut it
+ * short.
+ */
+static int sdp_wait_zc(struct sdp_sock *ssk, long *timeo)
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	struct sock *sk = &ssk->sk;
+	struct sdp_conn *c = ssk->conn;
+	unsigned long deadline = 0;
+	int err = 0;
+
+	while (sdp_conn_zc_busy(c)) {
+		if (sk->sk_state == TCP_CLOSE || sk->sk_err) {
+			sdp_conn_zc_revoke(c);
+			break;
+		}
+		if (!err && (!*timeo || signal_pending(current))) {
+			err = *timeo ? sock_intr_errno(*timeo) : -EAGAIN;
+			sdp_conn_zc_cancel(c);
+			deadline = jiffies + msecs_to_jiffies(SDP_ZC_CANCEL_MS);
+		}
+		if (err && (fatal_signal_pending(current) || time_after_eq(jiffies, deadline))) {
+			sdp_conn_error(sk, ETIMEDOUT, SDP_MIB_ZC_CANCEL_TIMEOUT);
+			sdp_conn_zc_revoke(c);
+			err = -ETIMEDOUT;
+			break;
+		}
+		add_wait_queue(sk_sleep(sk), &wait);
+		if (err) {
+			/* a signal is pending: a killable sleep, a look each tenth */
+			release_sock(sk);
+			wait_woken(&wait, TASK_KILLABLE, HZ / 10);
+			lock_sock(sk);
+		} else {
+			sk_wait_event(sk, timeo, !sdp_conn_zc_busy(c) || sdp_conn_deferred(c) ||
+				      READ_ONCE(sk->sk_state) == TCP_CLOSE ||
+				      READ_ONCE(sk->sk_err), &wait);
+		}
+		remove_wait_queue(sk_sleep(sk), &wait);
+		sdp_conn_flush(c);
+	}
+	return err;
+}
+
+/*
+ * The next bytes of @msg by SrcAvail, if they are to go so (*@zc: this
+ * call may still try): 1 and *copied grown by what the peer read, 0 to
+ * copy them, or the errno that ended the wait (with what was read
+ * counted). A peer that declined (SendSM unasked) gets the rest copied; a
+ * connection that ended meanwhile, or can send no more, gets none (EPIPE,
+ * as sdp_wait_space()).
+ */
+static int sdp_send_zc(struct sdp_sock *ssk, struct msghdr *msg, int flags,
+		       long *timeo, size_t *copied, bool *zc)
+{
+	struct sock *sk = &ssk->sk;
+	int err, how;
+
+	/* a non-blocking send cannot wait for the peer's read */
+	if (!*zc || (flags & MSG_DONTWAIT) || !*timeo ||
+	    !sdp_conn_zc_send(ssk->conn, msg, flags, sdp_zcopy_thresh(ssk)))
+		return 0;
+	err = sdp_wait_zc(ssk, timeo);
+	*copied += sdp_conn_zc_end(ssk->conn, msg, &how);
+	*zc = how == SDP_ZC_READ;
+	if (!err && (how == SDP_ZC_ENDED || sk->sk_err ||
+		     (sk->sk_shutdown & SEND_SHUTDOWN) || !sdp_can_send_state(sk)))
+		err = -EPIPE;
+	return err ?: 1;
+}
+
+/*
  * sendto(MSG_FASTOPEN): connect to msg_name, then send, as TCP does without
  * a cookie (SDP has no data in its Hello): blocking, the bytes are sent once
  * connected; non-blocking, EINPROGRESS with none taken. A connected socket
@@ -295,6 +372,7 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 	struct sdp_sock *ssk = sdp_sk(sk);
 	int flags = msg->msg_flags;
 	size_t copied = 0;
+	bool zc = true;
 	long timeo;
 	int err;
 
@@ -317,6 +395,11 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 
 	sdp_conn_flush(ssk->conn);
 	for (;;) {
+		err = sdp_send_zc(ssk, msg, flags, &timeo, &copied, &zc);
+		if (err > 0)
+			continue;
+		if (err)
+			goto do_error;
 		err = sdp_conn_write(ssk->conn, msg, flags, &copied);
 		if (err == -EAGAIN)
 			err = sdp_wait_space(ssk, &timeo);

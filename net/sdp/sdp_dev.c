@@ -35,7 +35,15 @@ static void sdp_quirks_init(struct sdp_dev *sdev)
 {
 	struct ib_device *ibdev = sdev->ibdev;
 
-	sdev->quirks.cm_qp = rdma_protocol_iwarp(ibdev, rdma_start_port(ibdev));
+	const struct ib_device_attr *a = &ibdev->attrs;
+	bool iwarp = rdma_protocol_iwarp(ibdev, rdma_start_port(ibdev));
+
+	sdev->quirks.cm_qp = iwarp;
+	sdev->quirks.rd_depth = min3(SDP_ZC_RD_DEPTH, a->max_qp_rd_atom,
+				     a->max_qp_init_rd_atom);
+	sdev->quirks.zcopy = !iwarp && sdev->quirks.rd_depth &&
+			     (a->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS) &&
+			     a->max_fast_reg_page_list_len >= SDP_ZC_PAGES;
 }
 
 static int sdp_add_one(struct ib_device *ibdev)

@@ -17,6 +17,7 @@ void sdp_process(struct sdp_conn *c)
 		return;
 	sdp_tx_reap(c);
 	sdp_rx_reap(c);
+	sdp_zc_reap(c);
 	if (c->v.live) {
 		/* the push ends with sdp_tx_watch(); a fired timer re-arms it */
 		sdp_tx_push(c, test_and_clear_bit(SDP_C_PUSH, &c->flags));

@@ -37,6 +37,10 @@ enum sdp_mib_field {
 	SDP_MIB_BAD_BUFS,		/* bufs beyond what the peer posted */
 	SDP_MIB_BAD_CREDITS,		/* peer sent beyond the credits we gave */
 	SDP_MIB_BAD_FLAGS,		/* OOB flags where they may not be */
+	SDP_MIB_BAD_SRCAVAIL,		/* a SrcAvail of no bytes, or too many */
+	SDP_MIB_BAD_RDMARDCOMPL,	/* an RdmaRdCompl of none, or more than offered */
+	SDP_MIB_ZC_READ_FAILED,		/* an RDMA Read of the peer's SrcAvail failed */
+	SDP_MIB_ZC_CANCEL_TIMEOUT,	/* a SrcAvail the peer never released */
 	SDP_MIB_QP_ERROR,		/* work request failed */
 	SDP_MIB_TX_TIMEOUT,		/* no send progress: TCP_USER_TIMEOUT */
 	SDP_MIB_DEVICE_REMOVED,		/* connections lost with their device */
@@ -48,6 +52,11 @@ enum sdp_mib_field {
 	SDP_MIB_KEEPALIVE_PROBES,
 	SDP_MIB_RECV_POLL_HIT,		/* a receive's spin found data */
 	SDP_MIB_RECV_POLL_MISS,		/* it spun in vain, then slept */
+	SDP_MIB_ZC_SENDS,		/* SrcAvails sent */
+	SDP_MIB_ZC_TX_BYTES,		/* bytes the peer read from them */
+	SDP_MIB_ZC_RX_BYTES,		/* bytes we read of the peer's */
+	SDP_MIB_ZC_CANCELS,		/* SrcAvailCancels sent */
+	SDP_MIB_ZC_FALLBACK,		/* large sends copied: no pin, no room, no MR */
 	/* one per enum sdp_fallback_reason, in its order */
 	SDP_MIB_FALLBACK,
 	SDP_MIB_MAX = SDP_MIB_FALLBACK + SDP_FB_MAX

@@ -18,6 +18,9 @@
  *     buf_size            bytes per receive buffer, header included
  *     rx_bufs, tx_bufs    receive and send buffers per connection, unless
  *                         SO_RCVBUF or SO_SNDBUF is set
+ *     zcopy_thresh        a blocking send of at least this many bytes of
+ *                         user memory lets the peer read them in place;
+ *                         0: never (SDP_ZCOPY_THRESH sets it per socket)
  *     mem                 (initial namespace only) pages all SDP sockets'
  *                         receive buffers may hold: low, pressure, high, as
  *                         tcp_mem; past high no ring grows and no
@@ -128,6 +131,13 @@ static struct ctl_table sdp_sysctl_table[] = {
 		.extra2		= &sdp_bufs_max,
 	},
 	{
+		.procname	= "zcopy_thresh",
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= &sdp_zero,
+	},
+	{
 		/* the last: only the initial namespace has it */
 		.procname	= "mem",
 		.data		= sdp_sysctl_mem,
@@ -156,6 +166,7 @@ static int sdp_sysctl_init(struct net *net, struct sdp_net *sn)
 	t[7].data = &sn->buf_size;
 	t[8].data = &sn->rx_bufs;
 	t[9].data = &sn->tx_bufs;
+	t[10].data = &sn->zcopy_thresh;
 	/* Kernel memory per connection: not for a user namespace's root. */
 	if (net->user_ns != &init_user_ns)
 		t[6].mode = t[7].mode = t[8].mode = t[9].mode = 0444;
@@ -196,6 +207,7 @@ static __net_init int sdp_net_init(struct net *net)
 	sn->buf_size = SDP_BUF_SIZE;
 	sn->rx_bufs = SDP_BUFS;
 	sn->tx_bufs = SDP_BUFS;
+	sn->zcopy_thresh = SDP_ZCOPY_THRESH_DEF;
 	spin_lock_init(&sn->ncache_lock);
 	err = sdp_stats_net_init(net, sn);
 	if (err)

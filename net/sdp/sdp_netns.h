@@ -13,6 +13,8 @@ struct ctl_table_header;
 /* Defaults of net.sdp.buf_size and net.sdp.rx_bufs, tx_bufs. */
 #define SDP_BUF_SIZE		16384
 #define SDP_BUFS		16
+/* Sends from this many bytes of user memory go zero-copy (OFED's default). */
+#define SDP_ZCOPY_THRESH_DEF	65536
 /* Default net.sdp.recv_poll_us. */
 #define SDP_RECV_POLL_US	500
 /*
@@ -51,6 +53,7 @@ struct sdp_net {
 	int			buf_size;		/* bytes per receive buffer */
 	int			rx_bufs;		/* receive ring without SO_RCVBUF */
 	int			tx_bufs;		/* send ring without SO_SNDBUF */
+	int			zcopy_thresh;		/* a send this large goes by SrcAvail */
 	int			max_half_open;		/* children not established */
 	spinlock_t		half_open_lock;
 	struct list_head	half_open;		/* those children, oldest first */

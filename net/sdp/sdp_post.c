@@ -32,6 +32,22 @@ int sdp_post_recv(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len)
 	return ib_post_recv(c->qp, &rwr, NULL);
 }
 
+/*
+ * Software providers (rxe, siw) run or schedule their send work in
+ * ib_post_send(). A softirq raised from process context wakes ksoftirqd, a
+ * context switch per message; with BHs off it runs when they are
+ * re-enabled, in our context, as TCP's transmit does.
+ */
+static int sdp_post(struct sdp_conn *c, const struct ib_send_wr *wr)
+{
+	int err;
+
+	local_bh_disable();
+	err = ib_post_send(c->qp, wr, NULL);
+	local_bh_enable();
+	return err;
+}
+
 /* A signalled SEND of @len bytes at @dma (inline when they fit). */
 int sdp_post_send(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len)
 {
@@ -47,19 +63,64 @@ int sdp_post_send(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len)
 		.opcode		= IB_WR_SEND,
 		.send_flags	= IB_SEND_SIGNALED,
 	};
-	int err;
 
 	if (len <= c->max_inline)
 		swr.send_flags |= IB_SEND_INLINE;
 	ib_dma_sync_single_for_device(c->sdev->ibdev, dma, len, DMA_TO_DEVICE);
-	/*
-	 * Software providers (rxe, siw) run or schedule their send work here.
-	 * A softirq raised from process context wakes ksoftirqd, a context
-	 * switch per message; with BHs off it runs when they are re-enabled,
-	 * in our context, as TCP's transmit does.
-	 */
-	local_bh_disable();
-	err = ib_post_send(c->qp, &swr, NULL);
-	local_bh_enable();
-	return err;
+	return sdp_post(c, &swr);
+}
+
+/* An RDMA Read of the peer's @len bytes at @raddr (@rkey) into @dma. */
+int sdp_post_read(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len,
+		  u64 raddr, u32 rkey)
+{
+	struct ib_sge sge = {
+		.addr	= dma,
+		.length	= len,
+		.lkey	= c->lkey,
+	};
+	struct ib_rdma_wr rwr = {
+		.wr = {
+			.wr_cqe		= &wr->cqe,
+			.sg_list	= &sge,
+			.num_sge	= 1,
+			.opcode		= IB_WR_RDMA_READ,
+			.send_flags	= IB_SEND_SIGNALED,
+		},
+		.remote_addr	= raddr,
+		.rkey		= rkey,
+	};
+
+	ib_dma_sync_single_for_device(c->sdev->ibdev, dma, len, DMA_FROM_DEVICE);
+	return sdp_post(c, &rwr.wr);
+}
+
+/* Register @mr (mapped already, ib_map_mr_sg()) with @access, under its rkey. */
+int sdp_post_reg(struct sdp_conn *c, struct sdp_wr *wr, struct ib_mr *mr, int access)
+{
+	struct ib_reg_wr rwr = {
+		.wr = {
+			.wr_cqe		= &wr->cqe,
+			.opcode		= IB_WR_REG_MR,
+			.send_flags	= IB_SEND_SIGNALED,
+		},
+		.mr	= mr,
+		.key	= mr->rkey,
+		.access	= access,
+	};
+
+	return sdp_post(c, &rwr.wr);
+}
+
+/* Invalidate @rkey: once this completes, no peer can use it. */
+int sdp_post_inv(struct sdp_conn *c, struct sdp_wr *wr, u32 rkey)
+{
+	struct ib_send_wr iwr = {
+		.wr_cqe			= &wr->cqe,
+		.opcode			= IB_WR_LOCAL_INV,
+		.send_flags		= IB_SEND_SIGNALED,
+		.ex.invalidate_rkey	= rkey,
+	};
+
+	return sdp_post(c, &iwr);
 }

@@ -40,22 +40,26 @@ static void sdp_bsdh_setup(struct sdp_bsdh *h, u8 mid, u32 len, u16 bufs)
 	h->mseq_ack = 0;
 }
 
-void sdp_proto_hello(struct sdp_hh *hh, u16 bufs, u32 rcv_size, bool ipv6)
+void sdp_proto_hello(struct sdp_hh *hh, u16 bufs, u32 rcv_size, bool ipv6,
+		     u8 adverts)
 {
 	*hh = (struct sdp_hh){};
 	sdp_bsdh_setup(&hh->bsdh, SDP_MID_HELLO, sizeof(*hh), bufs);
 	hh->majv_minv = SDP_VERSION;
 	hh->ipv_cap = ipv6 ? SDP_IPV_CAP_IPV6 : SDP_IPV_CAP_IPV4;
+	hh->max_adverts = adverts;
 	hh->desremrcvsz = cpu_to_be32(rcv_size);
 	hh->localrcvsz = cpu_to_be32(rcv_size);
 }
 
-void sdp_proto_hello_ack(struct sdp_hah *hah, u16 bufs, u32 rcv_size, u8 ipv_cap)
+void sdp_proto_hello_ack(struct sdp_hah *hah, u16 bufs, u32 rcv_size, u8 ipv_cap,
+			 u8 adverts)
 {
 	*hah = (struct sdp_hah){};
 	sdp_bsdh_setup(&hah->bsdh, SDP_MID_HELLO_ACK, sizeof(*hah), bufs);
 	hah->majv_minv = SDP_VERSION;
 	hah->ipv_cap = ipv_cap;
+	hah->ext_max_adverts = adverts;
 	hah->actrcvsz = cpu_to_be32(rcv_size);
 }
 
@@ -149,8 +153,18 @@ void sdp_seq_sent(struct sdp_seq *s, u16 bufs)
 /* Which messages hold no buffer once processed (they may use the spare). */
 static bool sdp_mid_is_ctrl(const struct sdp_bsdh *h, u32 len)
 {
-	return h->mid == SDP_MID_DISCONN || h->mid == SDP_MID_ABORT ||
-	       (h->mid == SDP_MID_DATA && len == sizeof(*h));
+	switch (h->mid) {
+	case SDP_MID_DISCONN:
+	case SDP_MID_ABORT:
+	case SDP_MID_RDMARDCOMPL:
+	case SDP_MID_SENDSM:
+	case SDP_MID_SRCAVAIL_CANCEL:
+		return true;
+	case SDP_MID_DATA:
+		return len == sizeof(*h);
+	default:
+		return false;
+	}
 }
 
 /* The header's fields against the sequence numbers and credits. */
@@ -185,14 +199,49 @@ static int sdp_check_bsdh(const struct sdp_seq *s, const struct sdp_bsdh *h,
 	return 0;
 }
 
+/* The zero-copy messages: whether they may come now, then their fields. */
+static int sdp_check_zc(const struct sdp_bsdh *h, u32 got, bool rcvd_disconn,
+			const struct sdp_zc_rules *z)
+{
+	u32 len;
+
+	switch (h->mid) {
+	case SDP_MID_SRCAVAIL:
+		/* one at a time, into a stream still open */
+		if (!z->offered || z->reading || rcvd_disconn)
+			return SDP_MIB_UNEXPECTED_MID;
+		if (got != SDP_SRCAVAIL_LEN)
+			return SDP_MIB_BAD_LEN;
+		len = be32_to_cpu(((const struct sdp_srcah *)(h + 1))->len);
+		return len && len <= SDP_SRCAVAIL_MAX ? 0 : SDP_MIB_BAD_SRCAVAIL;
+	case SDP_MID_RDMARDCOMPL:
+		if (!z->src_left)
+			return SDP_MIB_UNEXPECTED_MID;
+		if (got != SDP_RDMARDCOMPL_LEN)
+			return SDP_MIB_BAD_LEN;
+		len = sdp_proto_rdmardcompl_get(h);
+		return len && len <= z->src_left ? 0 : SDP_MIB_BAD_RDMARDCOMPL;
+	case SDP_MID_SENDSM:
+		if (!z->src_left)
+			return SDP_MIB_UNEXPECTED_MID;
+		return got == sizeof(*h) ? 0 : SDP_MIB_BAD_LEN;
+	default:	/* SDP_MID_SRCAVAIL_CANCEL */
+		/* it may cross our RdmaRdCompl: then it asks for nothing */
+		if (!z->offered)
+			return SDP_MIB_UNEXPECTED_MID;
+		return got == sizeof(*h) ? 0 : SDP_MIB_BAD_LEN;
+	}
+}
+
 /*
  * A message of @got bytes from the peer, before anything in it is believed:
- * 0 if it is a Data, DisConn or Abort the peer may send now (@rcvd_disconn:
- * its DisConn came before), or the counter naming the fault. @imm: it came
- * with immediate data, which no SDP message has.
+ * 0 if it is one the peer may send now (@rcvd_disconn: its DisConn came
+ * before; @z: where zero-copy stands), or the counter naming the fault.
+ * @imm: it came with immediate data, which no SDP message has.
  */
 int sdp_proto_check(const struct sdp_seq *s, const struct sdp_bsdh *h,
-		    u32 got, bool imm, bool rcvd_disconn)
+		    u32 got, bool imm, bool rcvd_disconn,
+		    const struct sdp_zc_rules *z)
 {
 	int mib = sdp_check_bsdh(s, h, got);
 
@@ -202,26 +251,31 @@ int sdp_proto_check(const struct sdp_seq *s, const struct sdp_bsdh *h,
 		return SDP_MIB_BAD_MID;
 	switch (h->mid) {
 	case SDP_MID_DATA:
-		/* after DisConn only credit updates */
-		if (rcvd_disconn && (got != sizeof(*h) || h->flags))
+		/*
+		 * After DisConn, or while the peer's SrcAvail is read (its
+		 * bytes come first), only credit updates.
+		 */
+		if ((rcvd_disconn && (got != sizeof(*h) || h->flags)) ||
+		    (z->reading && got != sizeof(*h)))
 			return SDP_MIB_UNEXPECTED_MID;
 		return 0;
 	case SDP_MID_DISCONN:
 		if (got != sizeof(*h))
 			return SDP_MIB_BAD_LEN;
-		return rcvd_disconn ? SDP_MIB_UNEXPECTED_MID : 0;
+		return rcvd_disconn || z->reading ? SDP_MIB_UNEXPECTED_MID : 0;
 	case SDP_MID_ABORT:
 		return 0;
+	case SDP_MID_SRCAVAIL:
+	case SDP_MID_RDMARDCOMPL:
+	case SDP_MID_SENDSM:
+	case SDP_MID_SRCAVAIL_CANCEL:
+		return sdp_check_zc(h, got, rcvd_disconn, z);
 	case SDP_MID_HELLO:
 	case SDP_MID_HELLO_ACK:
-	case SDP_MID_SENDSM:
-	case SDP_MID_RDMARDCOMPL:
-	case SDP_MID_SRCAVAIL_CANCEL:
 	case SDP_MID_CHRCVBUF:
 	case SDP_MID_CHRCVBUF_ACK:
 	case SDP_MID_SINKAVAIL:
-	case SDP_MID_SRCAVAIL:
-		/* We offer no adverts and never ask to resize: not here. */
+		/* Setup's, a resize we never ask for, a SinkAvail we never take. */
 		return SDP_MIB_UNEXPECTED_MID;
 	default:
 		return SDP_MIB_BAD_MID;
@@ -234,4 +288,33 @@ void sdp_seq_received(struct sdp_seq *s, const struct sdp_bsdh *h)
 	s->rx_mseq = be32_to_cpu(h->mseq);
 	s->tx_mseq_acked = be32_to_cpu(h->mseq_ack);
 	s->tx_bufs = be16_to_cpu(h->bufs);
+}
+
+void sdp_proto_srcavail(struct sdp_bsdh *h, u32 len, u32 rkey, u64 vaddr)
+{
+	struct sdp_srcah *sa = (struct sdp_srcah *)(h + 1);
+
+	sa->len = cpu_to_be32(len);
+	sa->rkey = cpu_to_be32(rkey);
+	sa->vaddr = cpu_to_be64(vaddr);
+}
+
+/* A SrcAvail sdp_proto_check() passed: its length, key and address. */
+u32 sdp_proto_srcavail_get(const struct sdp_bsdh *h, u32 *rkey, u64 *vaddr)
+{
+	const struct sdp_srcah *sa = (const struct sdp_srcah *)(h + 1);
+
+	*rkey = be32_to_cpu(sa->rkey);
+	*vaddr = be64_to_cpu(sa->vaddr);
+	return be32_to_cpu(sa->len);
+}
+
+void sdp_proto_rdmardcompl(struct sdp_bsdh *h, u32 len)
+{
+	((struct sdp_rrch *)(h + 1))->len = cpu_to_be32(len);
+}
+
+u32 sdp_proto_rdmardcompl_get(const struct sdp_bsdh *h)
+{
+	return be32_to_cpu(((const struct sdp_rrch *)(h + 1))->len);
 }

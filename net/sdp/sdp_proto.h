@@ -49,13 +49,29 @@ struct sdp_seq {
 	struct sdp_adv	*hist;		/* SDP_HIST_SIZE, by our mseq */
 };
 
+/*
+ * Zero-copy: one SrcAvail in flight each way (the adverts a Hello offers),
+ * of at most SDP_SRCAVAIL_MAX bytes.
+ */
+#define SDP_ZC_ADVERTS		1
+#define SDP_SRCAVAIL_MAX	(1024 * 1024)
+
+/* What zero-copy allows the peer now (sdp_proto_check()). */
+struct sdp_zc_rules {
+	bool	offered;	/* our Hello offered adverts: SrcAvail may come */
+	bool	reading;	/* its SrcAvail is being read: the stream waits */
+	u32	src_left;	/* bytes of our SrcAvail not reported read; 0: none out */
+};
+
 bool sdp_size_ok(u32 size);
 bool sdp_bufs_ok(u16 bufs);
 
 /* Connection setup: the CM's private data. */
 u16 sdp_seq_hello(struct sdp_seq *s, u32 posted);
-void sdp_proto_hello(struct sdp_hh *hh, u16 bufs, u32 rcv_size, bool ipv6);
-void sdp_proto_hello_ack(struct sdp_hah *hah, u16 bufs, u32 rcv_size, u8 ipv_cap);
+void sdp_proto_hello(struct sdp_hh *hh, u16 bufs, u32 rcv_size, bool ipv6,
+		     u8 adverts);
+void sdp_proto_hello_ack(struct sdp_hah *hah, u16 bufs, u32 rcv_size, u8 ipv_cap,
+			 u8 adverts);
 int sdp_proto_check_hello(const void *data, u32 len);
 int sdp_proto_check_hello_ack(const void *data, u32 len);
 void sdp_proto_rej(struct sdp_rej *rej, u8 reason, u32 retry_ms);
@@ -67,8 +83,17 @@ void sdp_proto_bsdh(const struct sdp_seq *s, struct sdp_bsdh *h, u8 mid,
 		    u8 flags, u32 len, u16 bufs);
 void sdp_seq_sent(struct sdp_seq *s, u16 bufs);
 int sdp_proto_check(const struct sdp_seq *s, const struct sdp_bsdh *h,
-		    u32 got, bool imm, bool rcvd_disconn);
+		    u32 got, bool imm, bool rcvd_disconn,
+		    const struct sdp_zc_rules *z);
 void sdp_seq_received(struct sdp_seq *s, const struct sdp_bsdh *h);
+
+/* Zero-copy messages' payloads (after the BSDH), built and read. */
+#define SDP_SRCAVAIL_LEN	(sizeof(struct sdp_bsdh) + sizeof(struct sdp_srcah))
+#define SDP_RDMARDCOMPL_LEN	(sizeof(struct sdp_bsdh) + sizeof(struct sdp_rrch))
+void sdp_proto_srcavail(struct sdp_bsdh *h, u32 len, u32 rkey, u64 vaddr);
+u32 sdp_proto_srcavail_get(const struct sdp_bsdh *h, u32 *rkey, u64 *vaddr);
+void sdp_proto_rdmardcompl(struct sdp_bsdh *h, u32 len);
+u32 sdp_proto_rdmardcompl_get(const struct sdp_bsdh *h);
 
 /* Credits the peer has given us now. */
 static inline int sdp_seq_tx_credits(const struct sdp_seq *s)

@@ -9,6 +9,7 @@
 #define _NET_SDP_RDMA_H
 
 #include <linux/list.h>
+#include <linux/scatterlist.h>
 #include <linux/irq_poll.h>
 #include <linux/stddef.h>
 #include <linux/timer.h>
@@ -67,6 +68,13 @@ struct sdp_quirks {
 	 * Otherwise the QP is ours (sdp_conn.c).
 	 */
 	bool	cm_qp;
+	/*
+	 * Zero-copy (sdp_zc.c): fast registration to offer our pages, and a
+	 * read target the local DMA key covers (iWARP's must be registered
+	 * for remote write: not yet done, so iWARP copies).
+	 */
+	bool	zcopy;
+	u8	rd_depth;	/* RDMA Reads in and out at once, as the device allows */
 };
 
 struct sdp_dev {
@@ -126,6 +134,8 @@ struct sdp_rx_slot {
 	u8			status;		/* enum ib_wc_status */
 	bool			imm;		/* it came with immediate data */
 	bool			done;		/* completed: the fields above are set */
+	bool			rd;		/* an RDMA Read's target (sdp_zc.c), not the ring's */
+	bool			kmem;		/* ... charged to the cgroup, not the socket */
 };
 
 struct sdp_tx_slot {
@@ -161,6 +171,64 @@ enum {
 	SDP_C_CQ_MARKED,	/* on its CQ's list of connections to run (sdp_cq.c) */
 };
 
+/* Zero-copy (sdp_zc.c). RDMA Reads of a peer's SrcAvail in flight at once. */
+#define SDP_ZC_READS		8
+/* Send queue entries zero-copy may take: the reads, a registration, its invalidation. */
+#define SDP_ZC_WRS		(SDP_ZC_READS + 2)
+/* RDMA Reads a QP takes in, or has out, at once (at most SDP_ZC_READS) */
+#define SDP_ZC_RD_DEPTH		4
+/* The pages of a SrcAvail at its largest, unaligned at both ends. */
+#define SDP_ZC_PAGES		(SDP_SRCAVAIL_MAX / PAGE_SIZE + 1)
+
+/* Our SrcAvail's life. */
+enum sdp_zc_state {
+	SDP_ZC_IDLE,
+	SDP_ZC_QUEUED,		/* registered; the SrcAvail waits for the data before it */
+	SDP_ZC_OUT,		/* the peer may read */
+	SDP_ZC_INV,		/* read or refused: the registration is being invalidated */
+	SDP_ZC_DONE,		/* no one can read: the sender takes its pages back */
+};
+
+/*
+ * The source side: a sender's pinned pages, from sdp_conn_zc_send() to
+ * sdp_conn_zc_end() (the sender's own call, which may come after the
+ * connection's resources are gone: so kept outside them).
+ */
+struct sdp_zc_src {
+	u8			state;		/* enum sdp_zc_state */
+	bool			mapped;		/* the pages are mapped for the device */
+	bool			cancel;		/* a SrcAvailCancel is to be sent */
+	bool			ended;		/* the connection ended under it */
+	bool			inv_done;
+	u8			reg_status;	/* a failed registration's */
+	u8			inv_status;
+	u32			len;		/* bytes offered */
+	u32			acked;		/* of them, read by the peer */
+	u32			npages;
+	struct page		**pages;
+	struct sg_table		sgt;
+	struct ib_device	*ibdev;		/* the mapping's */
+	struct sdp_wr		reg_wr;
+	struct sdp_wr		inv_wr;
+};
+
+/* The sink side: a peer's SrcAvail being read. */
+struct sdp_zc_sink {
+	bool			reading;	/* the stream waits for its bytes */
+	bool			cancel;		/* the peer asked to have it back */
+	bool			compl_due;	/* RdmaRdCompl to send, of compl_len */
+	bool			sendsm_due;	/* then SendSM: the rest is not read */
+	u32			len;
+	u32			posted;		/* bytes asked for */
+	u32			got;		/* bytes in */
+	u32			compl_len;
+	u32			rkey;
+	u64			vaddr;
+	u32			rd_head;	/* next read slot */
+	u32			rd_tail;	/* oldest in flight */
+	struct sdp_rx_slot	rd[SDP_ZC_READS];
+};
+
 /*
  * One connection. Locking: the socket's (sdp_sock.h): process context
  * under lock_sock(), completions and timers under its spinlock, work
@@ -176,6 +244,8 @@ struct sdp_conn {
 	struct rdma_cm_id	*arming;	/* a listener's id until it listens */
 	bool			passive;	/* a listener's child */
 	struct sdp_hh		peer_hh;	/* the Hello a child came with */
+	u8			peer_rd_in;	/* ... its REQ's RDMA Reads of ours, */
+	u8			peer_rd_out;	/* ... and of its it serves */
 	unsigned long		req_sent;	/* jiffies: our request left */
 	struct sockaddr_storage	saddr;		/* as rdma_cm saw them */
 	struct sockaddr_storage	daddr;
@@ -202,6 +272,7 @@ struct sdp_conn {
 	struct timer_list	credit_timer;	/* a lone free buffer, held back */
 	struct timer_list	tx_timer;	/* bounds a send's progress */
 	struct sdp_conn		*cq_next;	/* on its CQ's list (SDP_C_CQ_MARKED) */
+	struct sdp_zc_src	zsrc;
 
 	/* RDMA resources, from sdp_conn_setup() to sdp_conn_release() */
 	struct_group(res,
@@ -252,6 +323,14 @@ struct sdp_conn {
 		u32			ctrl_tail;
 
 		struct sdp_seq		seq;		/* sequence numbers and credits */
+
+		/* zero-copy: we read the peer's SrcAvails; it reads ours */
+		bool			zc_offered;
+		bool			zc_peer;
+		u8			rd_in;		/* RDMA Reads of ours in flight at once */
+		u8			rd_out;		/* ours of the peer's */
+		struct ib_mr		*zc_mr;
+		struct sdp_zc_sink	zsink;
 	);
 };
 
@@ -293,20 +372,26 @@ extern const struct sdp_upcalls *sdp_up;
 /* sdp_post.c: every work request goes through here */
 int sdp_post_recv(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len);
 int sdp_post_send(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len);
+int sdp_post_read(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len,
+		  u64 raddr, u32 rkey);
+int sdp_post_reg(struct sdp_conn *c, struct sdp_wr *wr, struct ib_mr *mr, int access);
+int sdp_post_inv(struct sdp_conn *c, struct sdp_wr *wr, u32 rkey);
 void sdp_wr_init(struct sdp_wr *wr, struct sdp_conn *c,
 		 void (*done)(struct ib_cq *cq, struct ib_wc *wc));
 
 /* sdp_buf.c: how a buffer is charged: to the socket (receive or send), or the cgroup */
-enum sdp_mem { SDP_MEM_RX, SDP_MEM_TX, SDP_MEM_KERNEL };
+enum sdp_mem { SDP_MEM_RX, SDP_MEM_TX, SDP_MEM_KERNEL, SDP_MEM_RX_KERNEL };
 int sdp_buf_map(struct sdp_conn *c, void **buf, u64 *dma, u32 size,
 		enum sdp_mem mem, gfp_t gfp);
+void sdp_buf_unmap(struct sdp_conn *c, void *buf, u64 dma, u32 size,
+		   enum sdp_mem mem);
 void sdp_bufs_free(struct sdp_conn *c);
 int sdp_tx_buf_get(struct sdp_conn *c, struct sdp_tx_slot *s, gfp_t gfp, bool force);
 void sdp_tx_buf_put(struct sdp_conn *c, struct sdp_tx_slot *s);
 
 /* sdp_cma.c */
 int sdp_conn_param(struct rdma_cm_id *id, struct rdma_conn_param *p,
-		   const void *data, u8 len);
+		   const void *data, u8 len, u8 rd_in, u8 rd_out);
 
 /* sdp_conn.c */
 int sdp_conn_cache_init(void);
@@ -352,5 +437,22 @@ void sdp_tx_timers_init(struct sdp_conn *c);
 void sdp_tx_timers_stop(struct sdp_conn *c);
 void sdp_expand_sndbuf(struct sdp_conn *c);
 void sdp_update_counts(struct sdp_conn *c);
+int sdp_tx_ctrl(struct sdp_conn *c, u8 mid, u32 len);
+bool sdp_tx_ctrl_ok(const struct sdp_conn *c);
+struct sdp_bsdh *sdp_tx_ctrl_msg(struct sdp_conn *c);
+
+/* sdp_zc.c */
+void sdp_zc_init(struct sdp_conn *c);
+void sdp_zc_release(struct sdp_conn *c);
+void sdp_zc_reap(struct sdp_conn *c);
+int sdp_zc_push(struct sdp_conn *c);
+bool sdp_zc_busy(const struct sdp_conn *c);
+void sdp_zc_rules(const struct sdp_conn *c, struct sdp_zc_rules *z);
+int sdp_zc_srcavail(struct sdp_conn *c, const struct sdp_bsdh *h);
+void sdp_zc_rdmardcompl(struct sdp_conn *c, u32 len);
+void sdp_zc_sendsm(struct sdp_conn *c);
+void sdp_zc_cancelled(struct sdp_conn *c);
+int sdp_zc_read_more(struct sdp_conn *c, gfp_t gfp);
+void sdp_zc_rd_free(struct sdp_conn *c, struct sdp_rx_slot *slot);
 
 #endif /* _NET_SDP_RDMA_H */

@@ -80,10 +80,14 @@ void sdp_rx_ring_init(struct sdp_conn *c)
 	}
 }
 
+/* A buffer read to its end: back to the ring, or, an RDMA Read's, freed. */
 static int sdp_repost(struct sdp_conn *c, struct sdp_rx_slot *slot)
 {
 	list_del_init(&slot->node);
-	return sdp_rx_post(c, slot);
+	if (!slot->rd)
+		return sdp_rx_post(c, slot);
+	sdp_zc_rd_free(c, slot);
+	return sdp_zc_read_more(c, GFP_ATOMIC);
 }
 
 /* Pass over the next unread byte; 0 or -EIO (repost failed). */
@@ -217,6 +221,38 @@ static int sdp_rx_abort(struct sdp_conn *c, struct sdp_rx_slot *slot,
 	return SDP_RX_END;
 }
 
+/* The peer offers bytes to read (sdp_zc.c). */
+static int sdp_rx_srcavail(struct sdp_conn *c, struct sdp_rx_slot *slot,
+			   const struct sdp_bsdh *h)
+{
+	if (sock_flag(c->sk, SOCK_DEAD))
+		return sdp_rx_fail(c, slot, 0, SDP_MIB_ABORT_ON_DATA);
+	if (sdp_zc_srcavail(c, h))
+		return sdp_rx_fail(c, slot, ECONNRESET, SDP_MIB_QP_ERROR);
+	return SDP_RX_REPOST;
+}
+
+static int sdp_rx_rdmardcompl(struct sdp_conn *c, struct sdp_rx_slot *slot,
+			      const struct sdp_bsdh *h)
+{
+	sdp_zc_rdmardcompl(c, sdp_proto_rdmardcompl_get(h));
+	return SDP_RX_REPOST;
+}
+
+static int sdp_rx_sendsm(struct sdp_conn *c, struct sdp_rx_slot *slot,
+			 const struct sdp_bsdh *h)
+{
+	sdp_zc_sendsm(c);
+	return SDP_RX_REPOST;
+}
+
+static int sdp_rx_srcavail_cancel(struct sdp_conn *c, struct sdp_rx_slot *slot,
+				  const struct sdp_bsdh *h)
+{
+	sdp_zc_cancelled(c);
+	return SDP_RX_REPOST;
+}
+
 /*
  * The messages sdp_proto_check() lets through, by id: one small handler
  * each. An id it passes that has none here is counted as unexpected.
@@ -226,6 +262,10 @@ static int (*const sdp_rx_handlers[256])(struct sdp_conn *c, struct sdp_rx_slot 
 	[SDP_MID_DATA]		= sdp_rx_data,
 	[SDP_MID_DISCONN]	= sdp_rx_disconn,
 	[SDP_MID_ABORT]		= sdp_rx_abort,
+	[SDP_MID_SRCAVAIL]	= sdp_rx_srcavail,
+	[SDP_MID_RDMARDCOMPL]	= sdp_rx_rdmardcompl,
+	[SDP_MID_SENDSM]	= sdp_rx_sendsm,
+	[SDP_MID_SRCAVAIL_CANCEL] = sdp_rx_srcavail_cancel,
 };
 
 /* Handle one message; returns false when the connection ended. */
@@ -233,6 +273,7 @@ static bool sdp_rx_one(struct sdp_conn *c, struct sdp_rx_slot *slot)
 {
 	struct sock *sk = c->sk;
 	struct sdp_bsdh *h = slot->buf;
+	struct sdp_zc_rules z;
 	int mib, verdict;
 
 	c->rx_posted_nr--;
@@ -243,8 +284,9 @@ static bool sdp_rx_one(struct sdp_conn *c, struct sdp_rx_slot *slot)
 	}
 	ib_dma_sync_single_for_cpu(c->sdev->ibdev, slot->dma, c->rcv_size,
 				   DMA_FROM_DEVICE);
+	sdp_zc_rules(c, &z);
 	mib = sdp_proto_check(&c->seq, h, slot->len, slot->imm,
-			      test_bit(SDP_C_RCVD_DISCONN, &c->flags));
+			      test_bit(SDP_C_RCVD_DISCONN, &c->flags), &z);
 	if (!mib && !sdp_rx_handlers[h->mid])
 		mib = SDP_MIB_UNEXPECTED_MID;
 	if (mib)
@@ -429,6 +471,9 @@ int sdp_conn_read(struct sdp_conn *c, struct msghdr *msg, size_t len,
 {
 	int n = sdp_rx_copy(c, msg, len, flags, peeked);
 
+	/* the peer's SrcAvail waits for room that ring buffers held, or memory */
+	if (c->v.live && sdp_zc_read_more(c, c->sk->sk_allocation))
+		sdp_up->error(c->sk, ECONNRESET, SDP_MIB_QP_ERROR);
 	if (n >= 0 && (sdp_rx_more(c, c->sk->sk_allocation) || !(flags & MSG_PEEK)))
 		sdp_tx_push(c, false);
 	return n;

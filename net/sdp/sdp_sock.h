@@ -120,6 +120,8 @@ struct sdp_opts {
 	u32			user_timeout;	/* TCP_USER_TIMEOUT, ms */
 	u32			keepidle;	/* TCP_KEEPIDLE, jiffies (0: sysctl) */
 	bool			family_fixed;	/* SDP_FAMILY was set */
+	bool			zcopy_set;	/* SDP_ZCOPY_THRESH was set: */
+	u32			zcopy_thresh;
 };
 
 struct sdp_sock {
@@ -302,6 +304,7 @@ void sdp_tcp_inherit(struct sdp_sock *child, const struct sdp_sock *parent);
 void sdp_opts_apply(struct sdp_sock *ssk);
 void sdp_tcp_refresh(struct sdp_sock *ssk);
 u32 sdp_user_timeout(const struct sock *sk);
+u32 sdp_zcopy_thresh(const struct sdp_sock *ssk);
 
 /* sdp_diag.c */
 void sdp_fill_info(const struct sdp_sock *ssk, struct sdp_info *info);

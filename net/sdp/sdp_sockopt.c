@@ -195,6 +195,8 @@ void sdp_inherit_sk(struct sdp_sock *child, struct sdp_sock *parent)
 	csk->sk_allocation = psk->sk_allocation;
 	sdp_memcg_inherit(csk, psk);
 
+	child->opts.zcopy_set = parent->opts.zcopy_set;
+	child->opts.zcopy_thresh = parent->opts.zcopy_thresh;
 	csk->sk_userlocks = psk->sk_userlocks & (SOCK_SNDBUF_LOCK | SOCK_RCVBUF_LOCK);
 	csk->sk_sndbuf = psk->sk_sndbuf;
 	csk->sk_rcvbuf = psk->sk_rcvbuf;
@@ -210,20 +212,49 @@ void sdp_inherit_sk(struct sdp_sock *child, struct sdp_sock *parent)
 	sock_valbool_flag(csk, SOCK_URGINLINE, sock_flag(psk, SOCK_URGINLINE));
 }
 
+/* An int option's value: 0, or the errno setsockopt() returns. */
+static int sdp_opt_int(sockptr_t optval, unsigned int optlen, int *val)
+{
+	if (optlen < sizeof(*val))
+		return -EINVAL;
+	return copy_from_sockptr(val, optval, sizeof(*val)) ? -EFAULT : 0;
+}
+
 /* SDP_REUSEPORT: SO_REUSEPORT as the core sets it for inet sockets. */
 static int sdp_set_reuseport(struct sdp_sock *ssk, sockptr_t optval,
 			     unsigned int optlen)
 {
-	int val;
+	int val, err = sdp_opt_int(optval, optlen, &val);
 
-	if (optlen < sizeof(val))
-		return -EINVAL;
-	if (copy_from_sockptr(&val, optval, sizeof(val)))
-		return -EFAULT;
+	if (err)
+		return err;
 	lock_sock(&ssk->sk);
 	ssk->sk.sk_reuseport = !!val;
 	release_sock(&ssk->sk);
 	return 0;
+}
+
+/* SDP_ZCOPY_THRESH: bytes, 0 for never. */
+static int sdp_set_zcopy_thresh(struct sdp_sock *ssk, sockptr_t optval,
+				unsigned int optlen)
+{
+	int val, err = sdp_opt_int(optval, optlen, &val);
+
+	if (err)
+		return err;
+	if (val < 0)
+		return -EINVAL;
+	WRITE_ONCE(ssk->opts.zcopy_thresh, val);
+	WRITE_ONCE(ssk->opts.zcopy_set, true);
+	return 0;
+}
+
+/* What a send of this socket goes by (sdp_sendmsg()). */
+u32 sdp_zcopy_thresh(const struct sdp_sock *ssk)
+{
+	if (READ_ONCE(ssk->opts.zcopy_set))
+		return READ_ONCE(ssk->opts.zcopy_thresh);
+	return READ_ONCE(sdp_net(sock_net(&ssk->sk))->zcopy_thresh);
 }
 
 /*
@@ -242,12 +273,10 @@ static int sdp_setsockopt_socket(struct socket *sock, int optname,
 /* SDP_FAMILY: the family socket() was asked for, as the shim knows it. */
 static int sdp_set_family(struct sdp_sock *ssk, sockptr_t optval, unsigned int optlen)
 {
-	int family, err = 0;
+	int family, err = sdp_opt_int(optval, optlen, &family);
 
-	if (optlen < sizeof(family))
-		return -EINVAL;
-	if (copy_from_sockptr(&family, optval, sizeof(family)))
-		return -EFAULT;
+	if (err)
+		return err;
 	if (family != AF_INET && family != AF_INET6)
 		return -EAFNOSUPPORT;
 	lock_sock(&ssk->sk);
@@ -278,6 +307,8 @@ int sdp_setsockopt(struct socket *sock, int level, int optname,
 			return sdp_set_family(ssk, optval, optlen);
 		if (optname == SDP_REUSEPORT)
 			return sdp_set_reuseport(ssk, optval, optlen);
+		if (optname == SDP_ZCOPY_THRESH)
+			return sdp_set_zcopy_thresh(ssk, optval, optlen);
 		return -ENOPROTOOPT;
 	}
 	/* Upper layers and repair mode would act on the native socket alone. */
@@ -360,6 +391,10 @@ int sdp_getsockopt(struct socket *sock, int level, int optname,
 		}
 		if (optname == SDP_REUSEPORT) {
 			u.val = sk->sk_reuseport;
+			return sdp_put_opt(optval, optlen, &u.val, sizeof(u.val));
+		}
+		if (optname == SDP_ZCOPY_THRESH) {
+			u.val = sdp_zcopy_thresh(ssk);
 			return sdp_put_opt(optval, optlen, &u.val, sizeof(u.val));
 		}
 		if (optname != SDP_INFO)

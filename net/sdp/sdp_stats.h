@@ -21,6 +21,9 @@ struct sdp_stats_sock {
 	u64	tx_msgs;
 	u64	rx_msgs;
 	u64	tx_credit_updates;
+	u64	zc_tx_bytes;
+	u64	zc_rx_bytes;
+	u32	zc_reads;
 };
 
 /* Per CPU, in the socket's namespace (sdp_net() is in sdp.h). */

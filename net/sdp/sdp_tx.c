@@ -42,18 +42,24 @@ static int sdp_tx_send(struct sdp_conn *c, struct sdp_tx_slot *s, u8 mid)
 }
 
 /* May a control message go now (see the comment at the top)? */
-static bool sdp_ctrl_ok(const struct sdp_conn *c)
+bool sdp_tx_ctrl_ok(const struct sdp_conn *c)
 {
 	return c->ctrl_head - c->ctrl_tail < SDP_CTRL_SLOTS &&
 	       sdp_tx_credits(c) >= 0;
 }
 
-static int sdp_post_ctrl(struct sdp_conn *c, u8 mid, u8 oob)
+/* The next control message, for its payload to be written before sdp_tx_ctrl(). */
+struct sdp_bsdh *sdp_tx_ctrl_msg(struct sdp_conn *c)
+{
+	return c->ctrl[c->ctrl_head % SDP_CTRL_SLOTS].buf;
+}
+
+static int sdp_post_ctrl(struct sdp_conn *c, u8 mid, u8 oob, u32 len)
 {
 	struct sdp_tx_slot *s = &c->ctrl[c->ctrl_head % SDP_CTRL_SLOTS];
 	int err;
 
-	s->len = SDP_HDR;
+	s->len = len;
 	s->oob = oob;
 	err = sdp_tx_send(c, s, mid);
 	if (!err)
@@ -61,13 +67,19 @@ static int sdp_post_ctrl(struct sdp_conn *c, u8 mid, u8 oob)
 	return err;
 }
 
+/* A control message of @len bytes, its payload written (sdp_tx_ctrl_msg()). */
+int sdp_tx_ctrl(struct sdp_conn *c, u8 mid, u32 len)
+{
+	return sdp_post_ctrl(c, mid, 0, len);
+}
+
 /* Post an Abort if the peer can take it; true if posted. */
 bool sdp_conn_abort(struct sdp_conn *c)
 {
-	if (!c->v.live || !c->started || c->failed || !sdp_ctrl_ok(c) ||
+	if (!c->v.live || !c->started || c->failed || !sdp_tx_ctrl_ok(c) ||
 	    test_bit(SDP_C_CM_GONE, &c->flags))
 		return false;
-	if (sdp_post_ctrl(c, SDP_MID_ABORT, 0))
+	if (sdp_post_ctrl(c, SDP_MID_ABORT, 0, SDP_HDR))
 		return false;
 	SDP_INC_STATS(sock_net(c->sk), SDP_MIB_ABORT_SENT);
 	return true;
@@ -79,8 +91,8 @@ bool sdp_conn_abort(struct sdp_conn *c)
  */
 bool sdp_conn_probe(struct sdp_conn *c)
 {
-	return c->v.live && c->started && sdp_ctrl_ok(c) &&
-	       !sdp_post_ctrl(c, SDP_MID_DATA, 0);
+	return c->v.live && c->started && sdp_tx_ctrl_ok(c) &&
+	       !sdp_post_ctrl(c, SDP_MID_DATA, 0, SDP_HDR);
 }
 
 enum { SDP_CREDITS_KEEP, SDP_CREDITS_SEND, SDP_CREDITS_LATER };
@@ -133,7 +145,8 @@ void sdp_tx_push(struct sdp_conn *c, bool force)
 	if (!c->v.live || !c->started || test_bit(SDP_C_CM_GONE, &c->flags) ||
 	    sk->sk_state == TCP_CLOSE)
 		return;
-	if (test_bit(SDP_C_SEND_DISCONN, &c->flags))
+	/* DisConn, and a SrcAvail, go after all the data before them */
+	if (test_bit(SDP_C_SEND_DISCONN, &c->flags) || c->zsrc.state == SDP_ZC_QUEUED)
 		force = true;
 
 	while (c->tx_post != c->tx_head) {
@@ -171,24 +184,27 @@ void sdp_tx_push(struct sdp_conn *c, bool force)
 	 * urgent pointer goes out ahead of its byte: the peer gets SIGURG.
 	 * Not with the spare, which credit updates, DisConn and Abort need.
 	 */
-	if (c->tx_urg_pend && sdp_tx_credits(c) > 0 && sdp_ctrl_ok(c)) {
-		if (sdp_post_ctrl(c, SDP_MID_DATA, SDP_OOB_PEND))
+	if (c->tx_urg_pend && sdp_tx_credits(c) > 0 && sdp_tx_ctrl_ok(c)) {
+		if (sdp_post_ctrl(c, SDP_MID_DATA, SDP_OOB_PEND, SDP_HDR))
 			goto err;
 		c->tx_urg_pend = false;
 	}
 
-	if (test_bit(SDP_C_SEND_DISCONN, &c->flags) &&
-	    c->tx_post == c->tx_head && sdp_ctrl_ok(c)) {
-		if (sdp_post_ctrl(c, SDP_MID_DISCONN, 0))
+	if (sdp_zc_push(c))
+		goto err;
+
+	if (test_bit(SDP_C_SEND_DISCONN, &c->flags) && !sdp_zc_busy(c) &&
+	    c->tx_post == c->tx_head && sdp_tx_ctrl_ok(c)) {
+		if (sdp_post_ctrl(c, SDP_MID_DISCONN, 0, SDP_HDR))
 			goto err;
 		clear_bit(SDP_C_SEND_DISCONN, &c->flags);
 		SDP_INC_STATS(sock_net(sk), SDP_MIB_DISCONN_SENT);
 	} else {
 		switch (sdp_credit_update(c)) {
 		case SDP_CREDITS_SEND:
-			if (!sdp_ctrl_ok(c))
+			if (!sdp_tx_ctrl_ok(c))
 				break;
-			if (sdp_post_ctrl(c, SDP_MID_DATA, 0))
+			if (sdp_post_ctrl(c, SDP_MID_DATA, 0, SDP_HDR))
 				goto err;
 			c->v.stats.tx_credit_updates++;
 			SDP_INC_STATS(sock_net(sk), SDP_MIB_CREDIT_UPDATES);
@@ -462,6 +478,9 @@ static struct sdp_tx_slot *sdp_tx_fill_slot(struct sdp_conn *c, gfp_t gfp, int *
 	struct sdp_tx_slot *s;
 
 	*err = 0;
+	/* our SrcAvail holds the stream (its sender waits till it is read) */
+	if (sdp_zc_busy(c))
+		return NULL;
 	if (c->tx_head != c->tx_post) {
 		s = &c->tx[(c->tx_head - 1) % c->tx_count];
 		if (s->len < c->snd_size && !s->oob)
@@ -604,7 +623,8 @@ void sdp_update_counts(struct sdp_conn *c)
 			 */
 			full = avail && sdp_seq_peer_credits(&c->seq) <= SDP_CTRL_CREDITS;
 			/* none while SO_SNDBUF's bytes are in flight, or no memory */
-			if (!c->tx_nomem && sk_stream_memory_free(c->sk))
+			if (!c->tx_nomem && sk_stream_memory_free(c->sk) &&
+			    !sdp_zc_busy(c))
 				free_slots = c->tx_count - (c->tx_head - c->tx_tail);
 			unsent = c->tx_unposted_bytes;
 			unacked = c->tx_queued_bytes;

@@ -71,6 +71,22 @@ struct sdp_hah {
 	__be32	actrcvsz;	/* the passive side's receive buffer size */
 } __packed;
 
+/*
+ * SrcAvail payload: the source's buffer, registered for the sink to RDMA
+ * Read. The sink answers RdmaRdCompl with the bytes it read, or SendSM
+ * when it reads no more of it (after SrcAvailCancel, or by its choice).
+ */
+struct sdp_srcah {
+	__be32	len;
+	__be32	rkey;
+	__be64	vaddr;
+} __packed;
+
+/* RdmaRdCompl payload. */
+struct sdp_rrch {
+	__be32	len;		/* bytes of the current SrcAvail read */
+} __packed;
+
 /* ChRcvBuf / ChRcvBufAck payload. */
 struct sdp_chrcvbuf {
 	__be32	size;

@@ -32,7 +32,21 @@ struct hah {
 } __attribute__((packed));
 
 enum { MID_HELLO = 0, MID_HELLO_ACK = 1, MID_DISCONN = 2, MID_ABORT = 3,
+       MID_SENDSM = 4, MID_RDMARDCOMPL = 6, MID_SRCAVAIL_CANCEL = 8,
        MID_SRCAVAIL = 0xFE, MID_DATA = 0xFF };
+
+/* SrcAvail's payload, RdmaRdCompl's. */
+struct srcah {
+	uint32_t len, rkey;
+	uint64_t vaddr;
+} __attribute__((packed));
+
+struct rrch {
+	uint32_t len;
+} __attribute__((packed));
+
+/* The wr_id of the peer's RDMA Reads (receives use their buffer's index). */
+#define PEER_READ_WRID	0x5eadULL
 enum { OOB_PRES = 0x01, OOB_PEND = 0x02 };	/* bsdh.flags */
 
 #define PEER_BUFS	16
@@ -53,6 +67,13 @@ struct peer {
 	 */
 	bool own_qp;
 	int rd_atomic;
+	/* RDMA Reads of its memory it serves (the REQ's or REP's responder_resources) */
+	int rd_in;
+	/* its Hello's or HelloAck's adverts: it takes the kernel's SrcAvails */
+	int adverts;
+	struct ibv_mr *zc_mr;	/* zc: its zero-copy region */
+	unsigned char *zc;
+	int read_status;	/* its last RDMA Read's, -1 until it completes */
 	unsigned char *mem;	/* PEER_BUFS receive buffers, then send buffers */
 	uint32_t mseq;		/* last we sent */
 	uint32_t rx_mseq;	/* last we received */
@@ -65,6 +86,7 @@ struct peer {
 	int rx_n;
 	struct bsdh last_data;	/* the last Data message with payload */
 	char last_payload[64];
+	unsigned char last_zc[48];	/* the last zero-copy message, whole */
 };
 
 /*
@@ -202,6 +224,7 @@ static inline void conn_param(struct rdma_conn_param *param, const void *data, i
 	param->retry_count = 7;
 	param->rnr_retry_count = 7;
 	param->initiator_depth = p->rd_atomic;
+	param->responder_resources = p->rd_in;
 	if (p->own_qp)
 		param->qp_num = p->qp->qp_num;
 }
@@ -268,6 +291,7 @@ static inline int peer_accept(struct peer *p, struct hh *hello, int *hello_len)
 	hah.majv_minv = 0x22;
 	hah.ipv_cap = hello->ipv_cap;
 	hah.actrcvsz = htonl(PEER_SIZE);
+	hah.ext_max_adverts = p->adverts;
 	conn_param(&param, &hah, sizeof(hah), p);
 	if (rdma_accept(p->id, &param))
 		return -1;
@@ -282,6 +306,9 @@ static inline void peer_free(struct peer *p)
 		ibv_destroy_qp(p->qp);
 	if (p->mr)
 		ibv_dereg_mr(p->mr);
+	if (p->zc_mr)
+		ibv_dereg_mr(p->zc_mr);
+	free(p->zc);
 	if (p->cq)
 		ibv_destroy_cq(p->cq);
 	if (p->pd)
@@ -359,6 +386,10 @@ static inline void peer_poll(struct peer *p, int ms)
 			usleep(1000);
 			continue;
 		}
+		if (wc.wr_id == PEER_READ_WRID) {
+			p->read_status = wc.status;
+			continue;
+		}
 		if (wc.status != IBV_WC_SUCCESS || !(wc.opcode & IBV_WC_RECV))
 			continue;
 		struct bsdh *h = (void *)(p->mem + wc.wr_id * PEER_SIZE);
@@ -374,6 +405,9 @@ static inline void peer_poll(struct peer *p, int ms)
 
 			memcpy(p->last_payload, h + 1,
 			       n < sizeof(p->last_payload) ? n : sizeof(p->last_payload));
+		} else if (h->mid != MID_DATA) {
+			memcpy(p->last_zc, h, wc.byte_len < sizeof(p->last_zc) ?
+			       wc.byte_len : sizeof(p->last_zc));
 		}
 		post_recv(p, wc.wr_id);
 	}
@@ -406,6 +440,43 @@ static inline void next_header(struct peer *p, struct bsdh *h, uint8_t mid, uint
 	fill_bsdh(h, mid, PEER_BUFS - 1, sizeof(*h) + len);
 	h->mseq = htonl(++p->mseq);
 	h->mseq_ack = htonl(p->rx_mseq);
+}
+
+/* A zero-copy region of @size bytes: the kernel may read it, we may read into it. */
+static inline int peer_zc_region(struct peer *p, size_t size)
+{
+	p->zc = calloc(1, size);
+	if (!p->zc)
+		return -1;
+	p->zc_mr = ibv_reg_mr(p->pd, p->zc, size,
+			      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+	return p->zc_mr ? 0 : -1;
+}
+
+/* Offer @len bytes at @addr of our region under @rkey: a SrcAvail. */
+static inline int send_srcavail(struct peer *p, uint64_t addr, uint32_t rkey, uint32_t len)
+{
+	struct srcah sa = { htonl(len), htonl(rkey), htobe64(addr) };
+
+	return send_msg(p, MID_SRCAVAIL, &sa, sizeof(sa));
+}
+
+/* RDMA Read @len bytes of the kernel's at @raddr into our region; its status or -1. */
+static inline int peer_read(struct peer *p, uint64_t raddr, uint32_t rkey, uint32_t len)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)p->zc, .length = len, .lkey = p->zc_mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = PEER_READ_WRID, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
+	}, *bad;
+
+	p->read_status = -1;
+	if (ibv_post_send(p->qp, &wr, &bad))
+		return -1;
+	for (int i = 0; i < 50 && p->read_status < 0; i++)
+		peer_poll(p, 100);
+	return p->read_status;
 }
 
 /* Our credits by what the kernel last told us. */

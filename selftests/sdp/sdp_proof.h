@@ -284,13 +284,21 @@ static inline int sdp_proof_begin(struct sdp_proof *p, int a, int b)
 		SDP_PROOF_DELTA(_now, p, 1, tx_bytes),			\
 		_qp[0].sq_psn, _qp[1].rq_psn, _qp[0].rq_psn, _qp[1].sq_psn);	\
 	for (_i = 0; _i < 2; _i++) {					\
-		/* what end _i posted, and what of it end !_i took in */	\
+		/*							\
+		 * what end _i posted, and what of it end !_i took in	\
+		 * by Send; and its RDMA Reads of !_i's SrcAvails, each	\
+		 * a PSN per MTU of what it read (plus one at the most)	\
+		 */							\
 		unsigned long long _msgs = SDP_PROOF_DELTA(_now, p, _i, tx_msgs);	\
-		unsigned long long _wire = SDP_PROOF_DELTA(_now, p, _i, tx_bytes) + \
+		unsigned long long _wire = SDP_PROOF_DELTA(_now, p, _i, tx_bytes) - \
+					   SDP_PROOF_DELTA(_now, p, _i, zc_tx_bytes) + \
 					   SDP_BSDH_LEN * _msgs;	\
 		unsigned long long _in = SDP_PROOF_DELTA(_now, p, !_i, rx_msgs);	\
-		unsigned long long _in_wire = SDP_PROOF_DELTA(_now, p, !_i, rx_bytes) + \
+		unsigned long long _in_wire = SDP_PROOF_DELTA(_now, p, !_i, rx_bytes) - \
+					      SDP_PROOF_DELTA(_now, p, !_i, zc_rx_bytes) + \
 					      SDP_BSDH_LEN * _in;	\
+		unsigned long long _read = SDP_PROOF_DELTA(_now, p, _i, zc_rx_bytes);	\
+		unsigned long long _reads = SDP_PROOF_DELTA(_now, p, _i, zc_reads);	\
 		unsigned long long _mtu = _now[_i].path_mtu;		\
 		unsigned long long _pkts = (_qp[_i].sq_psn - (p)->qp[_i].sq_psn) & \
 					   SDP_PSN_MASK;		\
@@ -298,8 +306,10 @@ static inline int sdp_proof_begin(struct sdp_proof *p, int a, int b)
 									\
 		if (_lo < _in)						\
 			_lo = _in;					\
-		EXPECT_LE(_lo, _pkts) TH_LOG("end %d: %llu msgs, %llu B in", _i, _in, _in_wire);	\
-		EXPECT_GE(_msgs + _wire / _mtu, _pkts) TH_LOG("end %d: %llu msgs, %llu B out", _i, _msgs, _wire); \
+		_lo += _read / _mtu;					\
+		EXPECT_LE(_lo, _pkts) TH_LOG("end %d: %llu msgs, %llu B in, %llu B read", _i, _in, _in_wire, _read);	\
+		EXPECT_GE(_msgs + _wire / _mtu + _read / _mtu + _reads, _pkts) \
+			TH_LOG("end %d: %llu msgs, %llu B out, %llu B read in %llu", _i, _msgs, _wire, _read, _reads); \
 	}								\
 	if (!_metadata->passed)						\
 		break;							\

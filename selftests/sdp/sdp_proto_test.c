@@ -19,6 +19,9 @@
 
 #define PROOF_LOCAL() fprintf(stderr, "# PROOF local\n")
 
+/* Zero-copy neither offered nor under way. */
+static const struct sdp_zc_rules no_zc;
+
 /* One end of a modelled connection. */
 struct end {
 	struct sdp_seq seq;
@@ -109,7 +112,7 @@ static int deliver(struct end *to, struct wire *w)
 	if (!to->posted)
 		return -1;
 	w->tail++;
-	verdict = sdp_proto_check(&to->seq, &w->m[i].h, w->m[i].len, false, false);
+	verdict = sdp_proto_check(&to->seq, &w->m[i].h, w->m[i].len, false, false, &no_zc);
 	if (verdict)
 		return verdict;
 	sdp_seq_received(&to->seq, &w->m[i].h);
@@ -166,10 +169,12 @@ TEST(hello_and_hello_ack_built_pass_their_checks)
 	struct sdp_hh hh;
 
 	for (unsigned int i = 0; i < 3; i++) {
-		sdp_proto_hello(&hh, SDP_MIN_BUFS - 1, sizes[i], i & 1);
+		sdp_proto_hello(&hh, SDP_MIN_BUFS - 1, sizes[i], i & 1, i & 1);
 		EXPECT_EQ(0, sdp_proto_check_hello(&hh, sizeof(hh)));
 		EXPECT_EQ(i & 1 ? SDP_IPV_CAP_IPV6 : SDP_IPV_CAP_IPV4, hh.ipv_cap);
-		sdp_proto_hello_ack(&hah, SDP_MAX_BUFS - 1, sizes[i], hh.ipv_cap);
+		EXPECT_EQ(i & 1, hh.max_adverts);
+		sdp_proto_hello_ack(&hah, SDP_MAX_BUFS - 1, sizes[i], hh.ipv_cap, i & 1);
+		EXPECT_EQ(i & 1, hah.ext_max_adverts);
 		EXPECT_EQ(0, sdp_proto_check_hello_ack(&hah, sizeof(hah)));
 		EXPECT_EQ(hh.ipv_cap, hah.ipv_cap);
 		/* rdma_cm may pad the private data */
@@ -213,7 +218,7 @@ TEST(each_bad_hello_field_refused_with_its_reason)
 {
 	struct sdp_hh good, h;
 
-	sdp_proto_hello(&good, 15, 8192, false);
+	sdp_proto_hello(&good, 15, 8192, false, SDP_ZC_ADVERTS);
 #define BAD_HELLO(reason, change, len) do {					\
 	h = good; change;							\
 	EXPECT_EQ(reason, sdp_proto_check_hello(&h, len)) TH_LOG(#change);	\
@@ -234,7 +239,7 @@ TEST(each_bad_hello_ack_field_refused)
 {
 	struct sdp_hah good, h;
 
-	sdp_proto_hello_ack(&good, 15, 8192, SDP_IPV_CAP_IPV4);
+	sdp_proto_hello_ack(&good, 15, 8192, SDP_IPV_CAP_IPV4, SDP_ZC_ADVERTS);
 #define BAD_HAH(change, len) do {						\
 	h = good; change;							\
 	EXPECT_EQ(SDP_MIB_BAD_HELLO, sdp_proto_check_hello_ack(&h, len)) TH_LOG(#change); \
@@ -348,12 +353,12 @@ TEST(each_planted_fault_is_named)
 		int credits;
 
 		ASSERT_TRUE(settled(&a, &b, &good, &len));
-		ASSERT_EQ(0, sdp_proto_check(&b.seq, &good, len, false, false));
+		ASSERT_EQ(0, sdp_proto_check(&b.seq, &good, len, false, false, &no_zc));
 		/* with nothing in flight, b knows the credits a has */
 		EXPECT_EQ(sdp_seq_tx_credits(&a.seq), sdp_seq_peer_credits(&b.seq));
 #define FAULT(mib, change, got, disconn) do {					\
 	h = good; change;							\
-	EXPECT_EQ(mib, sdp_proto_check(&b.seq, &h, got, false, disconn)) TH_LOG("point %d: " #change, i); \
+	EXPECT_EQ(mib, sdp_proto_check(&b.seq, &h, got, false, disconn, &no_zc)) TH_LOG("point %d: " #change, i); \
 } while (0)
 		FAULT(SDP_MIB_BAD_LEN, (void)0, len + 1, false);
 		FAULT(SDP_MIB_BAD_LEN, h.len = htonl(8), 8, false);
@@ -375,7 +380,7 @@ TEST(each_planted_fault_is_named)
 		FAULT(SDP_MIB_UNEXPECTED_MID, (void)0, len, true);
 		FAULT(SDP_MIB_UNEXPECTED_MID, (h.mid = SDP_MID_DISCONN, h.len = htonl(16)), 16, true);
 		/* a good message, but a Send with immediate data */
-		EXPECT_EQ(SDP_MIB_BAD_MID, sdp_proto_check(&b.seq, &good, len, true, false));
+		EXPECT_EQ(SDP_MIB_BAD_MID, sdp_proto_check(&b.seq, &good, len, true, false, &no_zc));
 		/*
 		 * a uses every credit b gave it: one more Data is a lie, even
 		 * if b has offered more since, in a message a has not seen...
@@ -386,36 +391,131 @@ TEST(each_planted_fault_is_named)
 		credits = sdp_seq_tx_credits(&a.seq);
 		for (int k = 0; k < credits; k++) {
 			build(&a, &h, SDP_MID_DATA, 1, 0);
-			ASSERT_EQ(0, sdp_proto_check(&b.seq, &h, sizeof(h) + 1, false, false))
+			ASSERT_EQ(0, sdp_proto_check(&b.seq, &h, sizeof(h) + 1, false, false, &no_zc))
 				TH_LOG("point %d: credit %d of %d", i, k, credits);
 			sdp_seq_sent(&a.seq, a.posted - 1);
 			sdp_seq_received(&b.seq, &h);
 		}
 		build(&a, &h, SDP_MID_DATA, 1, 0);
-		EXPECT_EQ(SDP_MIB_BAD_CREDITS, sdp_proto_check(&b.seq, &h, sizeof(h) + 1, false, false))
+		EXPECT_EQ(SDP_MIB_BAD_CREDITS, sdp_proto_check(&b.seq, &h, sizeof(h) + 1, false, false, &no_zc))
 			TH_LOG("point %d, after %d credits", i, credits);
 		/* ...but a credit update may take the spare */
 		build(&a, &h, SDP_MID_DATA, 0, 0);
-		EXPECT_EQ(0, sdp_proto_check(&b.seq, &h, sizeof(h), false, false));
+		EXPECT_EQ(0, sdp_proto_check(&b.seq, &h, sizeof(h), false, false, &no_zc));
+	}
+	PROOF_LOCAL();
+}
+
+/*
+ * The zero-copy messages, at 50 random points of a conversation: built,
+ * they pass where the rules allow them and read back what was built; each
+ * bad field, and each message where it may not come, is named.
+ */
+TEST(each_zc_fault_is_named)
+{
+	static const struct sdp_zc_rules off, on = { .offered = true },
+		reading = { .offered = true, .reading = true },
+		out = { .offered = true, .src_left = 100 };
+	unsigned char good[64], m[64];
+	struct sdp_bsdh *h = (void *)m, data;
+	static struct end a, b;
+	u64 vaddr;
+	u32 len, rkey;
+
+	srandom(3);
+	for (int i = 0; i < 50; i++) {
+		ASSERT_TRUE(settled(&a, &b, &data, &len));
+#define ZC(mib, rules, change, got, disconn) do {				\
+	memcpy(m, good, sizeof(m)); change;					\
+	h->len = htonl(got);							\
+	EXPECT_EQ(mib, sdp_proto_check(&b.seq, h, got, false, disconn, &rules))	\
+		TH_LOG("point %d: " #rules ", " #change, i);			\
+} while (0)
+		build(&a, (void *)good, SDP_MID_SRCAVAIL, sizeof(struct sdp_srcah), 0);
+		sdp_proto_srcavail((void *)good, 4096, 0x1234, 0xfeedface0000ULL);
+		ZC(0, on, (void)0, SDP_SRCAVAIL_LEN, false);
+		EXPECT_EQ(4096, sdp_proto_srcavail_get(h, &rkey, &vaddr));
+		EXPECT_EQ(0x1234, rkey);
+		EXPECT_EQ(0xfeedface0000ULL, vaddr);
+		ZC(0, on, sdp_proto_srcavail(h, SDP_SRCAVAIL_MAX, 1, 1), SDP_SRCAVAIL_LEN, false);
+		ZC(SDP_MIB_UNEXPECTED_MID, off, (void)0, SDP_SRCAVAIL_LEN, false);
+		ZC(SDP_MIB_UNEXPECTED_MID, reading, (void)0, SDP_SRCAVAIL_LEN, false);
+		ZC(SDP_MIB_UNEXPECTED_MID, on, (void)0, SDP_SRCAVAIL_LEN, true);
+		ZC(SDP_MIB_BAD_LEN, on, (void)0, SDP_SRCAVAIL_LEN - 1, false);
+		ZC(SDP_MIB_BAD_LEN, on, (void)0, SDP_SRCAVAIL_LEN + 1, false);
+		ZC(SDP_MIB_BAD_SRCAVAIL, on, sdp_proto_srcavail(h, 0, 1, 1), SDP_SRCAVAIL_LEN, false);
+		ZC(SDP_MIB_BAD_SRCAVAIL, on, sdp_proto_srcavail(h, SDP_SRCAVAIL_MAX + 1, 1, 1),
+		   SDP_SRCAVAIL_LEN, false);
+		ZC(SDP_MIB_BAD_FLAGS, on, h->flags = SDP_OOB_PEND, SDP_SRCAVAIL_LEN, false);
+
+		build(&a, (void *)good, SDP_MID_RDMARDCOMPL, sizeof(struct sdp_rrch), 0);
+		sdp_proto_rdmardcompl((void *)good, 100);
+		ZC(0, out, (void)0, SDP_RDMARDCOMPL_LEN, false);
+		EXPECT_EQ(100, sdp_proto_rdmardcompl_get(h));
+		ZC(0, out, sdp_proto_rdmardcompl(h, 1), SDP_RDMARDCOMPL_LEN, true);
+		ZC(SDP_MIB_BAD_RDMARDCOMPL, out, sdp_proto_rdmardcompl(h, 101),
+		   SDP_RDMARDCOMPL_LEN, false);
+		ZC(SDP_MIB_BAD_RDMARDCOMPL, out, sdp_proto_rdmardcompl(h, 0),
+		   SDP_RDMARDCOMPL_LEN, false);
+		ZC(SDP_MIB_UNEXPECTED_MID, on, (void)0, SDP_RDMARDCOMPL_LEN, false);
+		ZC(SDP_MIB_BAD_LEN, out, (void)0, SDP_RDMARDCOMPL_LEN + 1, false);
+
+		build(&a, (void *)good, SDP_MID_SENDSM, 0, 0);
+		ZC(0, out, (void)0, sizeof(*h), false);
+		ZC(SDP_MIB_UNEXPECTED_MID, reading, (void)0, sizeof(*h), false);
+		ZC(SDP_MIB_BAD_LEN, out, (void)0, sizeof(*h) + 4, false);
+
+		build(&a, (void *)good, SDP_MID_SRCAVAIL_CANCEL, 0, 0);
+		ZC(0, on, (void)0, sizeof(*h), false);
+		ZC(0, reading, (void)0, sizeof(*h), false);
+		ZC(SDP_MIB_UNEXPECTED_MID, off, (void)0, sizeof(*h), false);
+		ZC(SDP_MIB_BAD_LEN, on, (void)0, sizeof(*h) + 4, false);
+
+		/* while its SrcAvail is read, the peer's stream waits */
+		build(&a, (void *)good, SDP_MID_DATA, 1, 0);
+		ZC(0, on, (void)0, sizeof(*h) + 1, false);
+		ZC(SDP_MIB_UNEXPECTED_MID, reading, (void)0, sizeof(*h) + 1, false);
+		ZC(0, reading, (void)0, sizeof(*h), false);
+		ZC(SDP_MIB_UNEXPECTED_MID, reading, h->mid = SDP_MID_DISCONN, sizeof(*h), false);
+		ZC(0, reading, h->mid = SDP_MID_ABORT, sizeof(*h), false);
+		ZC(SDP_MIB_UNEXPECTED_MID, on, h->mid = SDP_MID_SINKAVAIL, sizeof(*h), false);
 	}
 	PROOF_LOCAL();
 }
 
 /* The invariants any accepted message obeys, stated from the spec. */
-static bool accepted_ok(const struct sdp_seq *s, const struct sdp_bsdh *h, u32 got, bool disconn)
+static bool accepted_ok(const struct sdp_seq *s, const struct sdp_bsdh *h, u32 got, bool disconn,
+			const struct sdp_zc_rules *z)
 {
-	u32 mseq_ack = ntohl(h->mseq_ack);
+	u32 mseq_ack = ntohl(h->mseq_ack), zlen;
 
 	if (got < sizeof(*h) || ntohl(h->len) != got || ntohl(h->mseq) != s->rx_mseq + 1 ||
 	    ntohs(h->bufs) >= SDP_MAX_BUFS || (s32)(mseq_ack - s->tx_mseq_acked) < 0 ||
 	    (s32)(s->tx_mseq - mseq_ack) < 0)
 		return false;
-	if (h->mid != SDP_MID_DATA && h->mid != SDP_MID_DISCONN && h->mid != SDP_MID_ABORT)
-		return false;
 	if (h->flags & ~(SDP_OOB_PRES | SDP_OOB_PEND) || (h->flags && h->mid != SDP_MID_DATA) ||
 	    ((h->flags & SDP_OOB_PRES) && got == sizeof(*h)))
 		return false;
-	return !disconn || h->mid == SDP_MID_ABORT || (got == sizeof(*h) && !h->flags);
+	switch (h->mid) {
+	case SDP_MID_ABORT:
+		return true;
+	case SDP_MID_DATA:
+		return got == sizeof(*h) ? !disconn || !h->flags : !disconn && !z->reading;
+	case SDP_MID_DISCONN:
+		return got == sizeof(*h) && !disconn && !z->reading;
+	case SDP_MID_SRCAVAIL:
+		zlen = ntohl(*(const u32 *)(h + 1));
+		return got == SDP_SRCAVAIL_LEN && z->offered && !z->reading && !disconn &&
+		       zlen && zlen <= SDP_SRCAVAIL_MAX;
+	case SDP_MID_RDMARDCOMPL:
+		zlen = ntohl(*(const u32 *)(h + 1));
+		return got == SDP_RDMARDCOMPL_LEN && zlen && zlen <= z->src_left;
+	case SDP_MID_SENDSM:
+		return got == sizeof(*h) && z->src_left;
+	case SDP_MID_SRCAVAIL_CANCEL:
+		return got == sizeof(*h) && z->offered;
+	}
+	return false;
 }
 
 /* SDP_FUZZ_SECONDS bounds the next case, not a TEST()'s 30 s */
@@ -430,11 +530,13 @@ FIXTURE_TEARDOWN(fuzz) {}
  */
 TEST_F_TIMEOUT(fuzz, for_a_bounded_time, 24 * 3600)
 {
+	static const u8 zc_mids[] = { SDP_MID_SRCAVAIL, SDP_MID_RDMARDCOMPL, SDP_MID_SENDSM,
+				      SDP_MID_SRCAVAIL_CANCEL };
 	const char *env = getenv("SDP_FUZZ_SECONDS");
 	time_t end = time(NULL) + (env ? atoi(env) : 2);
 	static struct end a, b;
-	unsigned long tried = 0, accepted = 0;
-	unsigned char raw[64];
+	unsigned long tried = 0, accepted = 0, zc_accepted = 0;
+	unsigned char raw[64], m[64];
 
 	srandom(time(NULL));
 	while (time(NULL) < end) {
@@ -443,21 +545,38 @@ TEST_F_TIMEOUT(fuzz, for_a_bounded_time, 24 * 3600)
 
 		ASSERT_TRUE(settled(&a, &b, &h, &len));
 		for (int i = 0; i < 1000; i++, tried++) {
-			struct sdp_bsdh m = h;
 			bool disconn = rnd(4) == 0, imm = rnd(16) == 0;
+			struct sdp_zc_rules z = {
+				.offered = rnd(2), .reading = rnd(2),
+				.src_left = rnd(2) ? rnd(SDP_SRCAVAIL_MAX + 2) : 0,
+			};
 			u32 got = rnd(4) ? len : rnd(70000);
 
+			for (unsigned int k = 0; k < sizeof(m); k++)
+				m[k] = random();
+			memcpy(m, &h, sizeof(h));
+			/* a zero-copy message of its own length, now and then */
+			if (!rnd(3)) {
+				m[0] = zc_mids[rnd(4)];
+				got = m[0] == SDP_MID_SRCAVAIL ? SDP_SRCAVAIL_LEN :
+				      m[0] == SDP_MID_RDMARDCOMPL ? SDP_RDMARDCOMPL_LEN : sizeof(h);
+				if (rnd(2))
+					m[16] = m[17] = m[18] = 0;
+				((struct sdp_bsdh *)m)->len = htonl(got);
+			}
 			for (int k = rnd(4); k >= 0; k--)
-				((unsigned char *)&m)[rnd(sizeof(m))] ^= 1 << rnd(8);
-			if (!sdp_proto_check(&b.seq, &m, got, imm, disconn)) {
+				m[rnd(sizeof(h) + 8)] ^= 1 << rnd(8);
+			if (!sdp_proto_check(&b.seq, (void *)m, got, imm, disconn, &z)) {
 				accepted++;
+				zc_accepted += m[0] != SDP_MID_DATA && m[0] != SDP_MID_DISCONN &&
+					       m[0] != SDP_MID_ABORT;
 				ASSERT_FALSE(imm);
-				ASSERT_TRUE(accepted_ok(&b.seq, &m, got, disconn));
+				ASSERT_TRUE(accepted_ok(&b.seq, (void *)m, got, disconn, &z));
 			}
 			for (unsigned int k = 0; k < sizeof(raw); k++)
 				raw[k] = random();
-			if (!sdp_proto_check(&b.seq, (void *)raw, got, false, disconn))
-				ASSERT_TRUE(accepted_ok(&b.seq, (void *)raw, got, disconn));
+			if (!sdp_proto_check(&b.seq, (void *)raw, got, false, disconn, &z))
+				ASSERT_TRUE(accepted_ok(&b.seq, (void *)raw, got, disconn, &z));
 			if (!sdp_proto_check_hello(raw, rnd(sizeof(raw)))) {
 				const struct sdp_hh *hh = (void *)raw;
 
@@ -469,7 +588,9 @@ TEST_F_TIMEOUT(fuzz, for_a_bounded_time, 24 * 3600)
 		}
 	}
 	EXPECT_LT(0, accepted);
-	TH_LOG("%lu messages tried, %lu mutated ones accepted", tried, accepted);
+	EXPECT_LT(0, zc_accepted);
+	TH_LOG("%lu messages tried, %lu mutated ones accepted, %lu of them zero-copy's",
+	       tried, accepted, zc_accepted);
 	PROOF_LOCAL();
 }
 

@@ -83,13 +83,15 @@ static void client_up(struct __test_metadata *_metadata,
 		      FIXTURE_DATA(evil_client) *self)
 {
 	struct timeval tv = { .tv_sec = 5 };
-	bool own_qp = self->p.own_qp;
-	int rd_atomic = self->p.rd_atomic;
+	struct peer keep = self->p;
 	struct hh hello;
 
+	/* what the case asked of the peer: its QP, the Reads and adverts it offers */
 	memset(&self->p, 0, sizeof(self->p));
-	self->p.own_qp = own_qp;
-	self->p.rd_atomic = rd_atomic;
+	self->p.own_qp = keep.own_qp;
+	self->p.rd_atomic = keep.rd_atomic;
+	self->p.rd_in = keep.rd_in;
+	self->p.adverts = keep.adverts;
 	self->sfd = self->good[0] = self->good[1] = -1;
 	baseline_read(&self->before);
 	ASSERT_LE(0, self->before.qps);
@@ -104,6 +106,7 @@ static void client_up(struct __test_metadata *_metadata,
 		ASSERT_LE(0, self->sfd);
 	} else {
 		good_hello(&hello, PEER_BUFS - 1);
+		hello.max_adverts = self->p.adverts;
 		ASSERT_EQ(0, peer_connect(&self->p, &self->addr, &hello, self->hello,
 					  sizeof(self->hello), &self->hello_len));
 		if (self->p.own_qp)
@@ -274,23 +277,41 @@ static bool conn_error_traced(const char *why)
 }
 
 /*
- * Send @h (and @len payload bytes), expect a reset counted in @counter and
- * traced (sdp_conn_error) with that reason.
+ * Send @h and @len bytes of @payload (zeroes if NULL), expect a reset
+ * counted in @counter and traced (sdp_conn_error) with that reason.
  */
-static void expect_fault(struct __test_metadata *_metadata,
-			 FIXTURE_DATA(evil_client) *self, struct bsdh *h,
-			 uint32_t len, const char *counter)
+static void expect_fault_of(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(evil_client) *self, struct bsdh *h,
+			    const void *payload, uint32_t len, const char *counter)
 {
-	static char payload[PEER_SIZE];
+	static const char zeroes[PEER_SIZE];
 	long long before = sdp_stat(counter), aborts = sdp_stat("AbortSent");
 
 	ASSERT_EQ(0, conn_error_trace());
-	ASSERT_EQ(0, send_raw(&self->p, h, payload, len));
+	ASSERT_EQ(0, send_raw(&self->p, h, payload ?: zeroes, len));
 	EXPECT_RESET(self);
 	EXPECT_EQ(before + 1, sdp_stat(counter));
 	EXPECT_EQ(aborts + 1, sdp_stat("AbortSent"));
 	EXPECT_TRUE(peer_wait_for(&self->p, MID_ABORT));
 	EXPECT_TRUE(conn_error_traced(counter)) TH_LOG("no sdp_conn_error %s", counter);
+}
+
+static void expect_fault(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(evil_client) *self, struct bsdh *h,
+			 uint32_t len, const char *counter)
+{
+	expect_fault_of(_metadata, self, h, NULL, len, counter);
+}
+
+/* Our next message, @mid with @len bytes of @payload, is a fault named @counter. */
+static void mid_fault(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(evil_client) *self, uint8_t mid,
+		      const void *payload, uint32_t len, const char *counter)
+{
+	struct bsdh h;
+
+	next_header(&self->p, &h, mid, len);
+	expect_fault_of(_metadata, self, &h, payload, len, counter);
 }
 
 /*
@@ -708,9 +729,9 @@ TEST_F(evil_client, message_beyond_our_buffer)
 }
 
 /*
- * Our QP grants no remote access, and no rkey of ours is known: an RDMA
+ * Our QP grants no remote write, and no rkey of ours is known: an RDMA
  * Write without a protocol exchange. (A Read cannot even be posted: the
- * CM gave the peer's QP the read depth we offer, 0.)
+ * CM gave the peer's QP the read depth it asked for, 0.)
  */
 TEST_F(evil_client, rdma_write_on_our_memory)
 {
@@ -726,7 +747,8 @@ TEST_F(evil_client, rdma_write_on_our_memory)
 
 /*
  * With its own QP a peer can give itself RDMA Reads the CM never agreed
- * to: a Read of our memory, no rkey of ours known, our QP granting none.
+ * to: a Read of our memory, no rkey of ours known (only a SrcAvail's
+ * registration may be read, and there is none).
  */
 TEST(rdma_read_of_our_memory)
 {
@@ -2140,6 +2162,370 @@ TEST_F(port_range, rdma_cm_holds_the_only_ephemeral_port)
 	self->held = NULL;
 	sdp_rdma_byte(_metadata, l, &addr, alen);
 	close(l);
+}
+
+/*
+ * Zero-copy with the hand-made peer, both ways of connecting. The peer
+ * serves RDMA Reads (its REQ's or REP's responder_resources), issues them,
+ * and offers adverts: the kernel reads the peer's SrcAvails and offers its
+ * own. A 1 MiB region of the peer's is registered for the kernel to read.
+ */
+FIXTURE(evil_zc) {
+	FIXTURE_DATA(evil_client) c;
+};
+
+FIXTURE_VARIANT(evil_zc) {
+	bool server;
+};
+
+FIXTURE_VARIANT_ADD(evil_zc, peer_connects) { .server = false };
+FIXTURE_VARIANT_ADD(evil_zc, kernel_connects) { .server = true };
+
+#define ZC_REGION	(1 << 20)
+
+FIXTURE_SETUP(evil_zc)
+{
+	self->c.server = variant->server;
+	self->c.p.rd_in = 1;
+	self->c.p.rd_atomic = 1;
+	self->c.p.adverts = 1;
+	client_up(_metadata, &self->c);
+	ASSERT_EQ(0, peer_zc_region(&self->c.p, ZC_REGION));
+	stream_fill(31, 0, self->c.p.zc, ZC_REGION);
+}
+
+FIXTURE_TEARDOWN(evil_zc)
+{
+	client_down(_metadata, &self->c);
+}
+
+#define ZC_ADDR(p)	((uint64_t)(uintptr_t)(p)->zc)
+
+/* The kernel's RDMA Read of ours failed: a reset, counted, no Abort (its QP failed). */
+static void expect_read_fault(struct __test_metadata *_metadata,
+			      FIXTURE_DATA(evil_client) *self, long long before,
+			      long long aborts)
+{
+	EXPECT_RESET(self);
+	EXPECT_EQ(before + 1, sdp_stat("ZcopyReadFailed"));
+	EXPECT_EQ(aborts, sdp_stat("AbortSent"));
+	EXPECT_TRUE(conn_error_traced("ZcopyReadFailed"));
+}
+
+/* Our SrcAvail is read into the stream, in order, and acknowledged. */
+TEST_F(evil_zc, srcavail_read_in_order)
+{
+	static unsigned char buf[300000];
+	struct peer *p = &self->c.p;
+	long long before = sdp_stat("ZcopyRxBytes");
+	struct rrch *rr = (void *)(p->last_zc + sizeof(struct bsdh));
+
+	ASSERT_EQ(0, send_msg(p, MID_DATA, "head", 4));
+	ASSERT_EQ(0, send_srcavail(p, ZC_ADDR(p) + 1, p->zc_mr->rkey, sizeof(buf)));
+	ASSERT_TRUE(peer_wait_for(p, MID_RDMARDCOMPL));
+	EXPECT_EQ(sizeof(buf), ntohl(rr->len));
+	ASSERT_EQ(0, send_msg(p, MID_DATA, "tail", 4));
+	ASSERT_EQ(4, recv(self->c.sfd, buf, 4, MSG_WAITALL));
+	EXPECT_EQ(0, memcmp(buf, "head", 4));
+	ASSERT_EQ(sizeof(buf), recv(self->c.sfd, buf, sizeof(buf), MSG_WAITALL));
+	EXPECT_EQ(-1, stream_check(31, 1, buf, sizeof(buf)));
+	ASSERT_EQ(4, recv(self->c.sfd, buf, 4, MSG_WAITALL));
+	EXPECT_EQ(0, memcmp(buf, "tail", 4));
+	EXPECT_EQ(before + (long long)sizeof(buf), sdp_stat("ZcopyRxBytes"));
+	EXPECT_FALSE(peer_got(p, MID_SENDSM));
+}
+
+TEST_F(evil_zc, srcavail_bad_rkey)
+{
+	long long before = sdp_stat("ZcopyReadFailed"), aborts = sdp_stat("AbortSent");
+	struct peer *p = &self->c.p;
+
+	ASSERT_EQ(0, conn_error_trace());
+	ASSERT_EQ(0, send_srcavail(p, ZC_ADDR(p), p->zc_mr->rkey ^ 0x5500, 4096));
+	expect_read_fault(_metadata, &self->c, before, aborts);
+	self->c.refused = 0;
+}
+
+TEST_F(evil_zc, srcavail_beyond_its_region)
+{
+	long long before = sdp_stat("ZcopyReadFailed"), aborts = sdp_stat("AbortSent");
+	struct peer *p = &self->c.p;
+
+	ASSERT_EQ(0, conn_error_trace());
+	ASSERT_EQ(0, send_srcavail(p, ZC_ADDR(p) + ZC_REGION - 4096, p->zc_mr->rkey, 65536));
+	expect_read_fault(_metadata, &self->c, before, aborts);
+}
+
+/* A SrcAvail's fields and length, judged before anything is read. */
+TEST_F(evil_zc, srcavail_of_nothing)
+{
+	struct srcah sa = { 0, htonl(self->c.p.zc_mr->rkey), htobe64(ZC_ADDR(&self->c.p)) };
+
+	mid_fault(_metadata, &self->c, MID_SRCAVAIL, &sa, sizeof(sa), "BadSrcAvail");
+}
+
+TEST_F(evil_zc, srcavail_too_long)
+{
+	struct srcah sa = { htonl((1 << 20) + 1), htonl(self->c.p.zc_mr->rkey),
+			    htobe64(ZC_ADDR(&self->c.p)) };
+
+	mid_fault(_metadata, &self->c, MID_SRCAVAIL, &sa, sizeof(sa), "BadSrcAvail");
+}
+
+TEST_F(evil_zc, srcavail_short)
+{
+	mid_fault(_metadata, &self->c, MID_SRCAVAIL, NULL, 12, "BadLen");
+}
+
+TEST_F(evil_zc, rdmardcompl_for_nothing)
+{
+	struct rrch rr = { htonl(1) };
+
+	mid_fault(_metadata, &self->c, MID_RDMARDCOMPL, &rr, sizeof(rr), "UnexpectedMid");
+}
+
+/*
+ * While its SrcAvail is read (the kernel's reader is not reading, so the
+ * kernel reads only what its receive buffer takes) the peer's stream waits:
+ * Data, DisConn or another SrcAvail then is a fault. A SrcAvailCancel is
+ * answered: RdmaRdCompl of what was read, SendSM for the rest.
+ */
+static void srcavail_pending(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(evil_client) *self)
+{
+	ASSERT_EQ(0, send_srcavail(&self->p, ZC_ADDR(&self->p), self->p.zc_mr->rkey, ZC_REGION));
+	usleep(300000);
+	peer_poll(&self->p, 10);
+	EXPECT_FALSE(peer_got(&self->p, MID_RDMARDCOMPL)) TH_LOG("all read, unread");
+}
+
+TEST_F(evil_zc, data_while_srcavail_read)
+{
+	srcavail_pending(_metadata, &self->c);
+	mid_fault(_metadata, &self->c, MID_DATA, "late", 4, "UnexpectedMid");
+}
+
+TEST_F(evil_zc, second_srcavail_while_read)
+{
+	struct srcah sa = { htonl(4096), htonl(self->c.p.zc_mr->rkey), htobe64(ZC_ADDR(&self->c.p)) };
+
+	srcavail_pending(_metadata, &self->c);
+	mid_fault(_metadata, &self->c, MID_SRCAVAIL, &sa, sizeof(sa), "UnexpectedMid");
+}
+
+TEST_F(evil_zc, disconn_while_srcavail_read)
+{
+	srcavail_pending(_metadata, &self->c);
+	mid_fault(_metadata, &self->c, MID_DISCONN, NULL, 0, "UnexpectedMid");
+}
+
+TEST_F(evil_zc, cancel_is_answered)
+{
+	static unsigned char buf[ZC_REGION];
+	struct peer *p = &self->c.p;
+	uint32_t got;
+
+	srcavail_pending(_metadata, &self->c);
+	ASSERT_EQ(0, send_msg(p, MID_SRCAVAIL_CANCEL, NULL, 0));
+	ASSERT_TRUE(peer_wait_for(p, MID_SENDSM));
+	ASSERT_TRUE(peer_got(p, MID_RDMARDCOMPL));
+	EXPECT_EQ(MID_RDMARDCOMPL, p->rx_mids[p->rx_n - 2]);
+	ASSERT_EQ(0, send_msg(p, MID_DATA, "tail", 4));
+	ASSERT_EQ(0, send_msg(p, MID_DISCONN, NULL, 0));
+	got = sdp_read_full(self->c.sfd, buf, sizeof(buf));
+	ASSERT_LT(4, got);
+	ASSERT_GT(ZC_REGION, got);
+	EXPECT_EQ(-1, stream_check(31, 0, buf, got - 4));
+	EXPECT_EQ(0, memcmp(buf + got - 4, "tail", 4));
+	TH_LOG("%u B read before the cancel", got - 4);
+}
+
+/* A cancel that crossed our RdmaRdCompl asks for nothing: ignored. */
+TEST_F(evil_zc, late_cancel_is_ignored)
+{
+	struct peer *p = &self->c.p;
+	char buf[4100];
+
+	ASSERT_EQ(0, send_srcavail(p, ZC_ADDR(p), p->zc_mr->rkey, 4096));
+	ASSERT_TRUE(peer_wait_for(p, MID_RDMARDCOMPL));
+	ASSERT_EQ(0, send_msg(p, MID_SRCAVAIL_CANCEL, NULL, 0));
+	ASSERT_EQ(0, send_msg(p, MID_DATA, "tail", 4));
+	ASSERT_EQ(4100, recv(self->c.sfd, buf, sizeof(buf), MSG_WAITALL));
+	EXPECT_EQ(-1, stream_check(31, 0, (void *)buf, 4096));
+	EXPECT_EQ(0, memcmp(buf + 4096, "tail", 4));
+	peer_poll(p, 200);
+	EXPECT_FALSE(peer_got(p, MID_SENDSM));
+}
+
+/* The kernel's send of @len, in a thread: what send() returned, and errno. */
+struct zc_send {
+	int fd;
+	size_t len;
+	ssize_t n;
+	int err;
+	unsigned char *buf;
+};
+
+static void *zc_send_thread(void *arg)
+{
+	struct zc_send *z = arg;
+
+	z->n = send(z->fd, z->buf, z->len, MSG_NOSIGNAL);
+	z->err = errno;
+	return NULL;
+}
+
+static void zc_send_start(struct zc_send *z, int fd, size_t len, pthread_t *t)
+{
+	z->fd = fd;
+	z->len = len;
+	z->buf = malloc(len);
+	stream_fill(32, 0, z->buf, len);
+	pthread_create(t, NULL, zc_send_thread, z);
+}
+
+/* The kernel's SrcAvail: its fields; false if none came. */
+static bool got_srcavail(struct peer *p, struct srcah *sa)
+{
+	if (!peer_wait_for(p, MID_SRCAVAIL))
+		return false;
+	memcpy(sa, p->last_zc + sizeof(struct bsdh), sizeof(*sa));
+	sa->len = ntohl(sa->len);
+	sa->rkey = ntohl(sa->rkey);
+	sa->vaddr = be64toh(sa->vaddr);
+	return true;
+}
+
+/* The kernel offers a large send by SrcAvail; we read it and say so. */
+TEST_F(evil_zc, kernels_srcavail_is_read)
+{
+	struct zc_send z = {};
+	struct peer *p = &self->c.p;
+	struct rrch rr;
+	struct srcah sa;
+	pthread_t t;
+
+	zc_send_start(&z, self->c.sfd, 200000, &t);
+	ASSERT_TRUE(got_srcavail(p, &sa));
+	EXPECT_EQ(200000, sa.len);
+	EXPECT_EQ(IBV_WC_SUCCESS, peer_read(p, sa.vaddr, sa.rkey, sa.len));
+	EXPECT_EQ(-1, stream_check(32, 0, p->zc, sa.len));
+	rr.len = htonl(sa.len);
+	ASSERT_EQ(0, send_msg(p, MID_RDMARDCOMPL, &rr, sizeof(rr)));
+	pthread_join(t, NULL);
+	EXPECT_EQ(200000, z.n);
+	/* its key is dead once send() returned */
+	EXPECT_NE(IBV_WC_SUCCESS, peer_read(p, sa.vaddr, sa.rkey, 4096));
+	self->c.refused = 0;
+	free(z.buf);
+	EXPECT_RESET(&self->c);
+}
+
+TEST_F(evil_zc, rdmardcompl_beyond_the_srcavail)
+{
+	struct zc_send z = {};
+	struct rrch rr;
+	struct srcah sa;
+	pthread_t t;
+
+	zc_send_start(&z, self->c.sfd, 200000, &t);
+	ASSERT_TRUE(got_srcavail(&self->c.p, &sa));
+	rr.len = htonl(sa.len + 1);
+	mid_fault(_metadata, &self->c, MID_RDMARDCOMPL, &rr, sizeof(rr), "BadRdmaRdCompl");
+	pthread_join(t, NULL);
+	EXPECT_EQ(-1, z.n);
+	EXPECT_EQ(ECONNRESET, z.err);
+	free(z.buf);
+}
+
+/* A read past what the SrcAvail offers fails on our side: our QP refuses it. */
+TEST_F(evil_zc, read_beyond_the_srcavail)
+{
+	struct zc_send z = {};
+	struct srcah sa;
+	pthread_t t;
+	int status;
+
+	zc_send_start(&z, self->c.sfd, 200000, &t);
+	ASSERT_TRUE(got_srcavail(&self->c.p, &sa));
+	status = peer_read(&self->c.p, sa.vaddr + sa.len - 100, sa.rkey, 4096);
+	EXPECT_NE(IBV_WC_SUCCESS, status);
+	TH_LOG("our read: %s", status < 0 ? "no completion" : ibv_wc_status_str(status));
+	pthread_join(t, NULL);
+	EXPECT_EQ(-1, z.n);
+	free(z.buf);
+	self->c.refused = 1;
+	EXPECT_RESET(&self->c);
+}
+
+/* SendSM unasked: the peer prefers copies; the send goes on by Data. */
+TEST_F(evil_zc, sendsm_makes_the_send_copy)
+{
+	struct zc_send z = {};
+	struct srcah sa;
+	pthread_t t;
+
+	zc_send_start(&z, self->c.sfd, 200000, &t);
+	ASSERT_TRUE(got_srcavail(&self->c.p, &sa));
+	ASSERT_EQ(0, send_msg(&self->c.p, MID_SENDSM, NULL, 0));
+	for (int i = 0; i < 100 && !__atomic_load_n(&z.n, __ATOMIC_ACQUIRE); i++) {
+		peer_poll(&self->c.p, 50);
+		/* take Data as it comes, giving the buffers back */
+		ASSERT_EQ(0, send_msg(&self->c.p, MID_DATA, NULL, 0));
+	}
+	pthread_join(t, NULL);
+	EXPECT_EQ(200000, z.n);
+	EXPECT_TRUE(peer_got(&self->c.p, MID_DATA));
+	free(z.buf);
+}
+
+/*
+ * SO_SNDTIMEO runs out with the SrcAvail unread: the kernel cancels; the
+ * SendSM that answers ends the send with what was read, nothing (EAGAIN).
+ * A peer that never answers loses the connection after 5 s.
+ */
+static void send_until_cancel(struct __test_metadata *_metadata,
+			      FIXTURE_DATA(evil_client) *self, struct zc_send *z,
+			      pthread_t *t)
+{
+	struct timeval tv = { .tv_usec = 300000 };
+	struct srcah sa;
+
+	ASSERT_EQ(0, setsockopt(self->sfd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)));
+	zc_send_start(z, self->sfd, 200000, t);
+	ASSERT_TRUE(got_srcavail(&self->p, &sa));
+	ASSERT_TRUE(peer_wait_for(&self->p, MID_SRCAVAIL_CANCEL));
+}
+
+TEST_F(evil_zc, send_timeout_cancels)
+{
+	long long before = sdp_stat("ZcopyCancels");
+	struct zc_send z = {};
+	pthread_t t;
+
+	send_until_cancel(_metadata, &self->c, &z, &t);
+	ASSERT_EQ(0, send_msg(&self->c.p, MID_SENDSM, NULL, 0));
+	pthread_join(t, NULL);
+	EXPECT_EQ(-1, z.n);
+	EXPECT_EQ(EAGAIN, z.err);
+	EXPECT_EQ(before + 1, sdp_stat("ZcopyCancels"));
+	free(z.buf);
+}
+
+TEST_F_TIMEOUT(evil_zc, unanswered_cancel_resets, 60)
+{
+	long long before = sdp_stat("ZcopyCancelTimeout");
+	struct zc_send z = {};
+	double t0 = sdp_now();
+	pthread_t t;
+
+	send_until_cancel(_metadata, &self->c, &z, &t);
+	pthread_join(t, NULL);
+	TH_LOG("send returned after %.1f s", sdp_now() - t0);
+	EXPECT_EQ(-1, z.n);
+	EXPECT_EQ(ETIMEDOUT, z.err);
+	EXPECT_EQ(before + 1, sdp_stat("ZcopyCancelTimeout"));
+	free(z.buf);
 }
 
 TEST_HARNESS_MAIN

@@ -53,6 +53,13 @@
  * turns SO_REUSEPORT into this). getsockopt(SO_REUSEPORT) reads it too.
  */
 #define SDP_REUSEPORT		5
+/*
+ * setsockopt/getsockopt(SOL_SDP, SDP_ZCOPY_THRESH, int): a blocking send
+ * offers user memory of at least this many bytes (per iovec) for the peer
+ * to RDMA Read, instead of copying it; 0 never does. Unset: the namespace's
+ * net.sdp.zcopy_thresh.
+ */
+#define SDP_ZCOPY_THRESH	6
 #define SDP_POLICY_MAX_RULES	64
 
 enum sdp_policy_use {
@@ -132,6 +139,13 @@ struct sdp_info {
 	__u32	dest_qp_num;	/* the peer's QP number */
 	__u32	rx_credits;	/* receive buffers posted: messages the peer may send */
 	__u32	syn_queue;	/* a listener's children not yet established */
+	/*
+	 * Zero-copy (of tx_bytes and rx_bytes): bytes the peer read from our
+	 * SrcAvails, bytes we read from its, and the RDMA Reads that took them.
+	 */
+	__u32	zc_reads;
+	__u64	zc_tx_bytes;
+	__u64	zc_rx_bytes;
 };
 
 /*

@@ -9,5 +9,7 @@
 #define cpu_to_be32(x)	htobe32(x)
 #define be16_to_cpu(x)	be16toh(x)
 #define be32_to_cpu(x)	be32toh(x)
+#define cpu_to_be64(x)	htobe64(x)
+#define be64_to_cpu(x)	be64toh(x)
 
 #endif

@@ -1,0 +1,578 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sockets Direct Protocol: zero-copy sends (the ZSDP design).
+ *
+ * Source: a blocking send of at least zcopy_thresh bytes of user memory
+ * pins them, registers them for the peer to read (remote read only), and
+ * offers them by SrcAvail once the data before them is posted. The sender
+ * waits until the peer has read them all (RdmaRdCompl) or will read no
+ * more (SendSM, our answer to its signal's SrcAvailCancel); the
+ * registration is invalidated before the pages go back, or, when the
+ * connection dies first, destroyed with it (sdp_zc_release()).
+ *
+ * Sink: a peer's SrcAvail is read by RDMA Reads into receive memory, a
+ * receive buffer's size at a time, as far as SO_RCVBUF and SDP_ZC_READS
+ * let it run ahead of the reader; the bytes join the stream in order.
+ * Nothing else of the peer's data may come until all is read or the peer
+ * cancelled (sdp_proto_check()); then RdmaRdCompl tells how much was read,
+ * and SendSM that the rest was not.
+ */
+#include <linux/mm.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/uio.h>
+
+#include "sdp_rdma.h"
+
+/* The peer's view of what it may send (sdp_proto_check()). */
+void sdp_zc_rules(const struct sdp_conn *c, struct sdp_zc_rules *z)
+{
+	z->offered = c->zc_offered;
+	z->reading = c->zsink.reading;
+	z->src_left = c->zsrc.state == SDP_ZC_OUT ? c->zsrc.len - c->zsrc.acked : 0;
+}
+
+/* Our SrcAvail holds the stream: no new data is taken, nor DisConn sent. */
+bool sdp_zc_busy(const struct sdp_conn *c)
+{
+	return c->zsrc.state == SDP_ZC_QUEUED || c->zsrc.state == SDP_ZC_OUT ||
+	       c->zsrc.state == SDP_ZC_INV;
+}
+
+/*
+ * A sender sleeps on the socket's wait queue (sdp_conn_zc_busy()),
+ * uninterruptibly once it has cancelled.
+ */
+static void sdp_zc_wake(struct sock *sk)
+{
+	struct socket_wq *wq;
+
+	rcu_read_lock();
+	wq = rcu_dereference(sk->sk_wq);
+	if (skwq_has_sleeper(wq))
+		wake_up_all(&wq->wait);
+	rcu_read_unlock();
+}
+
+static void sdp_zc_failed(struct sdp_conn *c, u8 status, int mib)
+{
+	/* a flush: the connection is ending, its receives say how */
+	if (status == IB_WC_WR_FLUSH_ERR || c->sk->sk_state == TCP_CLOSE)
+		return;
+	c->failed = true;
+	sdp_up->error(c->sk, ECONNRESET, mib);
+}
+
+/* ---- the sink ---- */
+
+static void sdp_zc_read_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct sdp_wr *wr = sdp_wr_of(wc);
+	struct sdp_rx_slot *slot = container_of(wr, struct sdp_rx_slot, wr);
+
+	slot->status = wc->status;
+	smp_store_release(&slot->done, true);
+	sdp_cq_mark(cq, wr->conn);
+}
+
+/* A read's buffer, read or not: the reader is done with it. */
+void sdp_zc_rd_free(struct sdp_conn *c, struct sdp_rx_slot *slot)
+{
+	if (!slot->buf)
+		return;
+	sdp_buf_unmap(c, slot->buf, slot->dma, slot->len,
+		      slot->kmem ? SDP_MEM_RX_KERNEL : SDP_MEM_RX);
+	slot->buf = NULL;
+}
+
+/*
+ * Post the next reads of the peer's SrcAvail: into the read slots whose
+ * bytes were read (in order, so the next one's), while the unread bytes
+ * stay within SO_RCVBUF. With nothing unread and nothing in flight one read
+ * always goes, its buffer forced from the cgroup if the socket's limits
+ * refuse it (nothing else would free memory for it). 0 or a post's error.
+ */
+int sdp_zc_read_more(struct sdp_conn *c, gfp_t gfp)
+{
+	struct sdp_zc_sink *k = &c->zsink;
+	struct sdp_rx_slot *slot;
+	u32 n;
+	int err;
+
+	while (c->v.live && k->reading && !k->cancel && k->posted < k->len) {
+		bool idle = k->posted == k->got && !c->rx_ready_bytes;
+
+		slot = &k->rd[k->rd_head % SDP_ZC_READS];
+		if (slot->buf)
+			break;
+		n = min(k->len - k->posted, c->rcv_size);
+		if (!idle && c->rx_ready_bytes + (k->posted - k->got) + n >
+			     READ_ONCE(c->sk->sk_rcvbuf))
+			break;
+		slot->kmem = false;
+		err = sdp_buf_map(c, &slot->buf, &slot->dma, n, SDP_MEM_RX,
+				  gfp | __GFP_NOWARN);
+		if (err && idle) {
+			slot->kmem = true;
+			err = sdp_buf_map(c, &slot->buf, &slot->dma, n,
+					  SDP_MEM_RX_KERNEL, gfp | __GFP_NOWARN);
+		}
+		if (err)
+			break;	/* the reader frees memory and asks again */
+		slot->len = n;
+		slot->off = 0;
+		slot->done = false;
+		err = sdp_post_read(c, &slot->wr, slot->dma, n, k->vaddr + k->posted,
+				    k->rkey);
+		if (err) {
+			sdp_zc_rd_free(c, slot);
+			return err;
+		}
+		k->rd_head++;
+		k->posted += n;
+		c->v.stats.zc_reads++;
+	}
+	return 0;
+}
+
+/* All asked for is in, and all there is or all the peer lets us have. */
+static void sdp_zc_sink_check(struct sdp_conn *c)
+{
+	struct sdp_zc_sink *k = &c->zsink;
+
+	if (!k->reading || k->got != k->posted || (k->got < k->len && !k->cancel))
+		return;
+	k->reading = false;
+	k->compl_len = k->got;
+	k->compl_due = k->got > 0;
+	k->sendsm_due = k->got < k->len;
+}
+
+/* The peer's SrcAvail (sdp_proto_check() judged it): start reading. */
+int sdp_zc_srcavail(struct sdp_conn *c, const struct sdp_bsdh *h)
+{
+	struct sdp_zc_sink *k = &c->zsink;
+
+	k->len = sdp_proto_srcavail_get(h, &k->rkey, &k->vaddr);
+	k->posted = 0;
+	k->got = 0;
+	k->cancel = false;
+	k->reading = true;
+	return sdp_zc_read_more(c, GFP_ATOMIC);
+}
+
+/* SrcAvailCancel: read no more than is asked for already. */
+void sdp_zc_cancelled(struct sdp_conn *c)
+{
+	if (!c->zsink.reading)
+		return;		/* it crossed our RdmaRdCompl */
+	c->zsink.cancel = true;
+	sdp_zc_sink_check(c);
+}
+
+/* Completed reads join the stream, in order. */
+static void sdp_zc_sink_reap(struct sdp_conn *c)
+{
+	struct sdp_zc_sink *k = &c->zsink;
+	struct sock *sk = c->sk;
+	struct sdp_rx_slot *slot;
+	u32 before = c->rx_ready_bytes;
+
+	while (k->rd_tail != k->rd_head) {
+		slot = &k->rd[k->rd_tail % SDP_ZC_READS];
+		if (!smp_load_acquire(&slot->done))
+			break;
+		if (slot->status != IB_WC_SUCCESS) {
+			sdp_zc_failed(c, slot->status, SDP_MIB_ZC_READ_FAILED);
+			return;
+		}
+		k->rd_tail++;
+		ib_dma_sync_single_for_cpu(c->sdev->ibdev, slot->dma, slot->len,
+					   DMA_FROM_DEVICE);
+		list_add_tail(&slot->node, &c->rx_ready);
+		c->rx_ready_bytes += slot->len;
+		c->rcv_nxt += slot->len;
+		k->got += slot->len;
+		c->v.stats.rx_bytes += slot->len;
+		c->v.stats.zc_rx_bytes += slot->len;
+		SDP_ADD_STATS(sock_net(sk), SDP_MIB_RX_BYTES, slot->len);
+		SDP_ADD_STATS(sock_net(sk), SDP_MIB_ZC_RX_BYTES, slot->len);
+	}
+	sdp_zc_sink_check(c);
+	if (sdp_zc_read_more(c, GFP_ATOMIC)) {
+		sdp_up->error(sk, ECONNRESET, SDP_MIB_QP_ERROR);
+		return;
+	}
+	if (c->rx_ready_bytes != before && !sock_flag(sk, SOCK_DEAD)) {
+		sdp_update_counts(c);
+		sdp_up->data_ready(sk);
+	}
+}
+
+/* ---- the source ---- */
+
+static void sdp_zc_reg_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct sdp_wr *wr = sdp_wr_of(wc);
+	struct sdp_conn *c = wr->conn;
+
+	if (wc->status != IB_WC_SUCCESS) {
+		WRITE_ONCE(c->zsrc.reg_status, wc->status);
+		sdp_cq_mark(cq, c);
+	}
+}
+
+static void sdp_zc_inv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct sdp_wr *wr = sdp_wr_of(wc);
+	struct sdp_conn *c = wr->conn;
+
+	c->zsrc.inv_status = wc->status;
+	smp_store_release(&c->zsrc.inv_done, true);
+	sdp_cq_mark(cq, c);
+}
+
+/* The pages are nobody's but the sender's again: wake it. */
+static void sdp_zc_src_done(struct sdp_conn *c)
+{
+	struct sdp_zc_src *z = &c->zsrc;
+
+	if (z->mapped)
+		ib_dma_unmap_sgtable_attrs(z->ibdev, &z->sgt, DMA_TO_DEVICE, 0);
+	z->mapped = false;
+	z->state = SDP_ZC_DONE;
+	sdp_update_counts(c);
+	sdp_zc_wake(c->sk);
+	/* writers that waited for the stream */
+	c->sk->sk_write_space(c->sk);
+}
+
+/* Read all, or refused: the key dies before the pages go back. */
+static void sdp_zc_src_finish(struct sdp_conn *c)
+{
+	struct sdp_zc_src *z = &c->zsrc;
+
+	z->state = SDP_ZC_INV;
+	z->inv_done = false;
+	if (sdp_post_inv(c, &z->inv_wr, c->zc_mr->rkey))
+		sdp_up->error(c->sk, ECONNRESET, SDP_MIB_QP_ERROR);
+}
+
+/* RdmaRdCompl: @len more bytes read (sdp_proto_check() bounded it). */
+void sdp_zc_rdmardcompl(struct sdp_conn *c, u32 len)
+{
+	struct sdp_zc_src *z = &c->zsrc;
+
+	z->acked += len;
+	c->v.stats.tx_bytes += len;
+	c->v.stats.zc_tx_bytes += len;
+	SDP_ADD_STATS(sock_net(c->sk), SDP_MIB_TX_BYTES, len);
+	SDP_ADD_STATS(sock_net(c->sk), SDP_MIB_ZC_TX_BYTES, len);
+	if (z->acked == z->len)
+		sdp_zc_src_finish(c);
+}
+
+/* SendSM: the peer reads no more of it. */
+void sdp_zc_sendsm(struct sdp_conn *c)
+{
+	sdp_zc_src_finish(c);
+}
+
+static void sdp_zc_src_reap(struct sdp_conn *c)
+{
+	struct sdp_zc_src *z = &c->zsrc;
+
+	u8 status = READ_ONCE(z->reg_status);
+
+	if (status != IB_WC_SUCCESS) {
+		z->reg_status = IB_WC_SUCCESS;
+		sdp_zc_failed(c, status, SDP_MIB_QP_ERROR);
+		return;
+	}
+	if (z->state != SDP_ZC_INV || !smp_load_acquire(&z->inv_done))
+		return;
+	if (z->inv_status != IB_WC_SUCCESS) {
+		/* the registration stays till the connection's release */
+		sdp_zc_failed(c, z->inv_status, SDP_MIB_QP_ERROR);
+		return;
+	}
+	sdp_zc_src_done(c);
+}
+
+/* The engine's: reads and registrations that completed. */
+void sdp_zc_reap(struct sdp_conn *c)
+{
+	if (c->v.live)
+		sdp_zc_sink_reap(c);
+	if (c->v.live)
+		sdp_zc_src_reap(c);
+}
+
+/*
+ * From sdp_tx_push(), once the data before is posted: our answers to the
+ * peer's SrcAvail, our SrcAvail when the credits allow it (it takes a
+ * buffer of the peer's as Data does), our cancel. 0 or a post's error.
+ */
+int sdp_zc_push(struct sdp_conn *c)
+{
+	struct sdp_zc_sink *k = &c->zsink;
+	struct sdp_zc_src *z = &c->zsrc;
+	int err;
+
+	if (k->compl_due && sdp_tx_ctrl_ok(c)) {
+		sdp_proto_rdmardcompl(sdp_tx_ctrl_msg(c), k->compl_len);
+		err = sdp_tx_ctrl(c, SDP_MID_RDMARDCOMPL, SDP_RDMARDCOMPL_LEN);
+		if (err)
+			return err;
+		k->compl_due = false;
+	}
+	if (!k->compl_due && k->sendsm_due && sdp_tx_ctrl_ok(c)) {
+		err = sdp_tx_ctrl(c, SDP_MID_SENDSM, sizeof(struct sdp_bsdh));
+		if (err)
+			return err;
+		k->sendsm_due = false;
+	}
+	if (z->state == SDP_ZC_QUEUED && c->tx_post == c->tx_head &&
+	    sdp_tx_credits(c) > SDP_CTRL_CREDITS && sdp_tx_ctrl_ok(c)) {
+		sdp_proto_srcavail(sdp_tx_ctrl_msg(c), z->len, c->zc_mr->rkey,
+				   c->zc_mr->iova);
+		err = sdp_tx_ctrl(c, SDP_MID_SRCAVAIL, SDP_SRCAVAIL_LEN);
+		if (err)
+			return err;
+		z->state = SDP_ZC_OUT;
+		SDP_INC_STATS(sock_net(c->sk), SDP_MIB_ZC_SENDS);
+	}
+	if (z->state == SDP_ZC_OUT && z->cancel && sdp_tx_ctrl_ok(c)) {
+		err = sdp_tx_ctrl(c, SDP_MID_SRCAVAIL_CANCEL, sizeof(struct sdp_bsdh));
+		if (err)
+			return err;
+		z->cancel = false;
+		SDP_INC_STATS(sock_net(c->sk), SDP_MIB_ZC_CANCELS);
+	}
+	return 0;
+}
+
+/* RLIMIT_MEMLOCK bounds what a process pins, as for RDMA memory regions. */
+static bool sdp_zc_account(u32 npages)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+
+	if (atomic64_add_return(npages, &current->mm->pinned_vm) <= limit ||
+	    capable(CAP_IPC_LOCK))
+		return true;
+	atomic64_sub(npages, &current->mm->pinned_vm);
+	return false;
+}
+
+static void sdp_zc_unpin(struct sdp_zc_src *z)
+{
+	unpin_user_pages(z->pages, z->npages);
+	atomic64_sub(z->npages, &current->mm->pinned_vm);
+	sg_free_table(&z->sgt);
+	kvfree(z->pages);
+	z->pages = NULL;
+	z->npages = 0;
+}
+
+/* Pin @len bytes at @addr and map them for the device. */
+static int sdp_zc_pin(struct sdp_conn *c, unsigned long addr, u32 len)
+{
+	struct sdp_zc_src *z = &c->zsrc;
+	struct ib_device *ibdev = c->sdev->ibdev;
+	u32 off = offset_in_page(addr);
+	u32 npages = DIV_ROUND_UP(off + len, PAGE_SIZE);
+	int n;
+
+	if (!sdp_zc_account(npages))
+		return -ENOBUFS;
+	z->pages = kvmalloc_array(npages, sizeof(*z->pages), GFP_KERNEL);
+	if (!z->pages)
+		goto unaccount;
+	n = pin_user_pages_fast(addr - off, npages, 0, z->pages);
+	if (n != npages) {
+		if (n > 0)
+			unpin_user_pages(z->pages, n);
+		goto free;
+	}
+	z->npages = npages;
+	if (sg_alloc_table_from_pages(&z->sgt, z->pages, npages, off, len, GFP_KERNEL))
+		goto unpin;
+	/* (an IOMMU may merge the pages: sgt.nents says into how many) */
+	if (ib_dma_map_sgtable_attrs(ibdev, &z->sgt, DMA_TO_DEVICE, 0)) {
+		sg_free_table(&z->sgt);
+		goto unpin;
+	}
+	z->ibdev = ibdev;
+	z->mapped = true;
+	return 0;
+
+unpin:
+	unpin_user_pages(z->pages, npages);
+	z->npages = 0;
+free:
+	kvfree(z->pages);
+	z->pages = NULL;
+unaccount:
+	atomic64_sub(npages, &current->mm->pinned_vm);
+	return -ENOMEM;
+}
+
+/*
+ * The connection's registration, made once. Each use gets a random key:
+ * the device's PD is shared, so a peer that guessed a live rkey could read
+ * through its own QP; every wrong guess costs it its connection.
+ */
+static struct ib_mr *sdp_zc_mr(struct sdp_conn *c)
+{
+	struct ib_mr *mr = c->zc_mr;
+	u8 key = get_random_u8();
+
+	if (!mr) {
+		mr = ib_alloc_mr(c->sdev->pd, IB_MR_TYPE_MEM_REG, SDP_ZC_PAGES);
+		if (IS_ERR(mr))
+			return NULL;
+		c->zc_mr = mr;
+	}
+	if (key == (mr->rkey & 0xff))
+		key++;
+	ib_update_fast_reg_key(mr, key);
+	return mr;
+}
+
+/*
+ * sendmsg(): offer the next bytes of @msg by SrcAvail if they are worth it
+ * (the user memory at the iterator's head is @thresh bytes or more) and
+ * the connection can. 1: offered, the sender waits for
+ * sdp_conn_zc_busy() to clear, then calls sdp_conn_zc_end(); 0: copy them.
+ */
+int sdp_conn_zc_send(struct sdp_conn *c, struct msghdr *msg, int flags, u32 thresh)
+{
+	struct sdp_zc_src *z = &c->zsrc;
+	unsigned long addr;
+	struct ib_mr *mr;
+	size_t len;
+	int nents;
+
+	/* (MSG_OOB's last byte ends a Data message: it is copied) */
+	if (!thresh || (flags & MSG_OOB) || !c->v.live || !c->started || !c->zc_peer ||
+	    c->failed || z->state != SDP_ZC_IDLE ||
+	    (READ_ONCE(c->sk->sk_shutdown) & SEND_SHUTDOWN) ||
+	    test_bit(SDP_C_CM_GONE, &c->flags) ||
+	    !sdp_iter_user_seg(&msg->msg_iter, &addr, &len) || len < thresh)
+		return 0;
+	len = min_t(size_t, len, SDP_SRCAVAIL_MAX);
+	if (sdp_zc_pin(c, addr, len))
+		goto copy;
+	mr = sdp_zc_mr(c);
+	nents = z->sgt.nents;
+	if (!mr || ib_map_mr_sg(mr, z->sgt.sgl, nents, NULL, PAGE_SIZE) != nents)
+		goto unpin;
+	z->reg_status = IB_WC_SUCCESS;
+	if (sdp_post_reg(c, &z->reg_wr, mr, IB_ACCESS_REMOTE_READ))
+		goto unpin;
+	z->len = len;
+	z->acked = 0;
+	z->cancel = false;
+	z->ended = false;
+	z->state = SDP_ZC_QUEUED;
+	sdp_tx_push(c, true);
+	sdp_update_counts(c);
+	return 1;
+
+unpin:
+	ib_dma_unmap_sgtable_attrs(z->ibdev, &z->sgt, DMA_TO_DEVICE, 0);
+	z->mapped = false;
+	sdp_zc_unpin(z);
+copy:
+	SDP_INC_STATS(sock_net(c->sk), SDP_MIB_ZC_FALLBACK);
+	return 0;
+}
+
+/* The sender's wake condition: its pages are still the device's. */
+bool sdp_conn_zc_busy(const struct sdp_conn *c)
+{
+	return READ_ONCE(c->zsrc.state) != SDP_ZC_DONE;
+}
+
+/*
+ * A signal or SO_SNDTIMEO: ask the peer to stop reading. A SrcAvail not
+ * sent yet is withdrawn at once.
+ */
+void sdp_conn_zc_cancel(struct sdp_conn *c)
+{
+	struct sdp_zc_src *z = &c->zsrc;
+
+	if (!c->v.live)
+		return;
+	if (z->state == SDP_ZC_QUEUED) {
+		sdp_zc_src_finish(c);
+		return;
+	}
+	if (z->state == SDP_ZC_OUT && !z->cancel) {
+		z->cancel = true;
+		sdp_tx_push(c, false);
+	}
+}
+
+/*
+ * The connection ended (reset, the peer gone, a local abort) with our
+ * SrcAvail out, or its sender will wait no longer: in process context, the
+ * QP is drained (to error: nothing more is read, and no registration or
+ * invalidation still names the MR), then the MR goes, and the pages are
+ * the sender's. The connection was over, or is now.
+ */
+void sdp_conn_zc_revoke(struct sdp_conn *c)
+{
+	if (!sdp_zc_busy(c))
+		return;
+	if (c->v.live)
+		ib_drain_qp(c->qp);
+	if (c->zc_mr)
+		ib_dereg_mr(c->zc_mr);
+	c->zc_mr = NULL;
+	c->zsrc.ended = true;
+	sdp_zc_src_done(c);
+}
+
+/*
+ * The sender takes its pages back (no one can read them now): unpinned,
+ * the iterator moved past what the peer read, which is returned. *@how
+ * (enum sdp_zc_end): the peer read it all; declined (or was asked to stop)
+ * before; or the connection ended meanwhile (released, or revoked).
+ */
+size_t sdp_conn_zc_end(struct sdp_conn *c, struct msghdr *msg, int *how)
+{
+	struct sdp_zc_src *z = &c->zsrc;
+	size_t acked = z->acked;
+
+	*how = z->ended ? SDP_ZC_ENDED : acked == z->len ? SDP_ZC_READ : SDP_ZC_DECLINED;
+	sdp_zc_unpin(z);
+	iov_iter_advance(&msg->msg_iter, acked);
+	z->state = SDP_ZC_IDLE;
+	sdp_update_counts(c);
+	return acked;
+}
+
+void sdp_zc_init(struct sdp_conn *c)
+{
+	u32 i;
+
+	sdp_wr_init(&c->zsrc.reg_wr, c, sdp_zc_reg_done);
+	sdp_wr_init(&c->zsrc.inv_wr, c, sdp_zc_inv_done);
+	for (i = 0; i < SDP_ZC_READS; i++)
+		sdp_wr_init(&c->zsink.rd[i].wr, c, sdp_zc_read_done);
+	for (i = 0; i < SDP_ZC_READS; i++)
+		c->zsink.rd[i].rd = true;
+}
+
+/*
+ * The QP is drained (sdp_conn_release()): a registration still out dies
+ * with its MR, so the pages can go back however the connection ended.
+ */
+void sdp_zc_release(struct sdp_conn *c)
+{
+	sdp_conn_zc_revoke(c);
+	if (c->zc_mr)
+		ib_dereg_mr(c->zc_mr);
+	c->zc_mr = NULL;
+}

@@ -1,0 +1,434 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Zero-copy sends (SrcAvail, the peer's RDMA Read, RdmaRdCompl) against
+ * TCP, the oracle: sizes around the threshold and the SrcAvail limit at
+ * unaligned addresses, the buffer overwritten as soon as send() returns;
+ * SDP_ZCOPY_THRESH; what must copy instead (non-blocking sends, a process
+ * over RLIMIT_MEMLOCK); a send cut short by a signal while the peer does
+ * not read; the peer closing mid-send. Over SDP the counters say which
+ * bytes went zero-copy, and pinned pages (VmPin) and memory regions return
+ * to their start.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <linux/capability.h>
+
+#include "kselftest_harness.h"
+#include "sdp_proof.h"
+#include "sdp_baseline.h"
+#include "sdp_gen.h"
+
+/* net/sdp/sdp_proto.h's SDP_SRCAVAIL_MAX: one SrcAvail at most */
+#define SRCAVAIL_MAX	(1 << 20)
+#define BIG		(16 << 20)
+
+/* The zero-copy counters of /proc/net/sdp_stats. */
+struct zc_stats {
+	long long sends, tx, rx, cancels, copied;
+};
+
+static void zc_stats(struct zc_stats *z)
+{
+	z->sends = sdp_stat("ZcopySends");
+	z->tx = sdp_stat("ZcopyTxBytes");
+	z->rx = sdp_stat("ZcopyRxBytes");
+	z->cancels = sdp_stat("ZcopyCancels");
+	z->copied = sdp_stat("ZcopyCopied");
+}
+
+/* kB of this process's pinned pages. */
+static long vm_pin(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[128];
+	long kb = -1;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %ld", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+/* Bytes a blocking send of @size goes zero-copy with threshold @t, in *@n SrcAvails. */
+static long long zc_bytes(size_t size, size_t t, long long *n)
+{
+	long long zc = 0;
+
+	while (t && size >= t) {
+		size_t c = size < SRCAVAIL_MAX ? size : SRCAVAIL_MAX;
+
+		zc += c;
+		size -= c;
+		(*n)++;
+	}
+	return zc;
+}
+
+struct reader {
+	int fd;
+	unsigned long long key, total, done;
+	long long bad;
+	int err;
+};
+
+static void *read_all(void *arg)
+{
+	struct reader *r = arg;
+	size_t max = 256 << 10;
+	unsigned char *buf = malloc(max);
+	unsigned int seed = 5;
+
+	r->bad = -1;
+	while (buf && r->done < r->total) {
+		ssize_t n = recv(r->fd, buf, random_size(&seed, max), 0);
+
+		if (n <= 0) {
+			r->err = n ? errno : EPIPE;
+			break;
+		}
+		if (r->bad < 0 && (r->bad = stream_check(r->key, r->done, buf, n)) >= 0)
+			r->bad += r->done;
+		r->done += n;
+	}
+	free(buf);
+	return NULL;
+}
+
+/* The reader is done: it took every byte, each as it was sent. */
+static void reader_done(struct __test_metadata *_metadata, pthread_t t, struct reader *r)
+{
+	pthread_join(t, NULL);
+	EXPECT_EQ(0, r->err);
+	EXPECT_EQ(r->total, r->done);
+	EXPECT_EQ(-1, r->bad) TH_LOG("wrong at %lld", r->bad);
+}
+
+FIXTURE(zc) {
+	int a, b;
+	bool rdma;
+	struct baseline base;
+	struct zc_stats z0;
+	struct sdp_proof pr;
+};
+
+FIXTURE_VARIANT(zc) {
+	bool sdp;
+};
+
+SDP_ORACLE_VARIANT(zc, tcp) { .sdp = false };
+FIXTURE_VARIANT_ADD(zc, sdp) { .sdp = true };
+
+FIXTURE_SETUP(zc)
+{
+	self->rdma = variant->sdp && sdp_expected_transport() == SDP_TRANSPORT_RDMA;
+	baseline_read(&self->base);
+	ASSERT_EQ(0, sdp_pair(variant->sdp ? sdp_family() : AF_INET, SDP_A,
+			      &self->a, &self->b));
+	if (variant->sdp)
+		ASSERT_EQ(0, sdp_proof_begin(&self->pr, self->a, self->b));
+	zc_stats(&self->z0);
+}
+
+/* Nothing pinned, no memory region or QP left once both ends are closed. */
+FIXTURE_TEARDOWN(zc)
+{
+	struct baseline now;
+
+	if (self->a >= 0)
+		close(self->a);
+	if (self->b >= 0)
+		close(self->b);
+	EXPECT_EQ(0, vm_pin());
+	if (variant->sdp) {
+		EXPECT_TRUE(baseline_back(&self->base, &now, 10))
+			TH_LOG("qps %d -> %d, cqs %d -> %d, mrs %d -> %d, sockets %d -> %d",
+			       self->base.qps, now.qps, self->base.cqs, now.cqs,
+			       self->base.mrs, now.mrs, self->base.socks, now.socks);
+	}
+}
+
+static void prove(struct __test_metadata *_metadata, FIXTURE_DATA(zc) *self, bool sdp)
+{
+	if (sdp)
+		SDP_PROVE(&self->pr);
+	else
+		SDP_PROVE_TCP(self->a);
+}
+
+/*
+ * Each size at each misalignment, sent whole by one blocking send() and
+ * overwritten as soon as it returns: the reader sees only what was sent.
+ */
+TEST_F_TIMEOUT(zc, sizes_and_alignments_arrive_intact, 300)
+{
+	static const size_t sizes[] = { 4096, 65535, 65536, 65537, SRCAVAIL_MAX - 1,
+					SRCAVAIL_MAX, SRCAVAIL_MAX + 1, 3 * SRCAVAIL_MAX + 17 };
+	static const size_t offs[] = { 0, 1, 4095 };
+	size_t t = sdp_sysctl("zcopy_thresh");
+	long long zc = 0, avails = 0;
+	unsigned long long sent = 0;
+	struct reader r = { .fd = self->b, .key = 21 };
+	struct zc_stats z;
+	struct sdp_info ia, ib;
+	unsigned char *buf;
+	pthread_t tr;
+	unsigned int i, k;
+
+	ASSERT_LT(0, t);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		r.total += sizes[i] * 3;
+	ASSERT_EQ(0, posix_memalign((void **)&buf, 4096, 4 * SRCAVAIL_MAX + 8192));
+	ASSERT_EQ(0, pthread_create(&tr, NULL, read_all, &r));
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		for (k = 0; k < 3; k++) {
+			unsigned char *p = buf + offs[k];
+
+			stream_fill(r.key, sent, p, sizes[i]);
+			ASSERT_EQ(sizes[i], send(self->a, p, sizes[i], 0))
+				TH_LOG("%zu at +%zu: %s", sizes[i], offs[k], strerror(errno));
+			memset(p, 0xa5, sizes[i]);
+			sent += sizes[i];
+			zc += zc_bytes(sizes[i], t, &avails);
+		}
+	}
+	EXPECT_EQ(sent, r.total);
+	reader_done(_metadata, tr, &r);
+	if (self->rdma) {
+		zc_stats(&z);
+		EXPECT_EQ(avails, z.sends - self->z0.sends);
+		EXPECT_EQ(zc, z.tx - self->z0.tx);
+		EXPECT_EQ(zc, z.rx - self->z0.rx);
+		EXPECT_EQ(0, z.copied - self->z0.copied);
+		ASSERT_EQ(0, sdp_info(self->a, &ia));
+		ASSERT_EQ(0, sdp_info(self->b, &ib));
+		EXPECT_EQ(zc, ia.zc_tx_bytes);
+		EXPECT_EQ(zc, ib.zc_rx_bytes);
+		EXPECT_EQ(sent, ia.tx_bytes);
+		EXPECT_EQ(sent, ib.rx_bytes);
+		TH_LOG("%llu B sent, %lld B in %lld SrcAvails, read in %u RDMA Reads",
+		       sent, zc, avails, ib.zc_reads);
+	}
+	free(buf);
+	prove(_metadata, self, variant->sdp);
+}
+
+/*
+ * SDP_ZCOPY_THRESH: the namespace's until set; 0 copies every send, a
+ * small one makes small sends go zero-copy; nonsense is refused.
+ */
+TEST_F(zc, threshold_per_socket)
+{
+	static unsigned char buf[256 << 10];
+	struct reader r = { .fd = self->b, .key = 22, .total = sizeof(buf) + 5000 };
+	struct zc_stats z1, z2;
+	pthread_t tr;
+
+	if (!variant->sdp) {
+		EXPECT_EQ(-ENOPROTOOPT, sdp_getint(self->a, SOL_SDP, SDP_ZCOPY_THRESH));
+		SDP_PROVE_TCP(self->a);
+		return;
+	}
+	EXPECT_EQ(sdp_sysctl("zcopy_thresh"), sdp_getint(self->a, SOL_SDP, SDP_ZCOPY_THRESH));
+	EXPECT_EQ(-EINVAL, sdp_setint(self->a, SOL_SDP, SDP_ZCOPY_THRESH, -1));
+	EXPECT_EQ(-EINVAL, setsockopt(self->a, SOL_SDP, SDP_ZCOPY_THRESH, buf, 2) ? -errno : 0);
+	ASSERT_EQ(0, sdp_setint(self->a, SOL_SDP, SDP_ZCOPY_THRESH, 0));
+	EXPECT_EQ(0, sdp_getint(self->a, SOL_SDP, SDP_ZCOPY_THRESH));
+	ASSERT_EQ(0, pthread_create(&tr, NULL, read_all, &r));
+	stream_fill(r.key, 0, buf, sizeof(buf));
+	ASSERT_EQ(sizeof(buf), send(self->a, buf, sizeof(buf), 0));
+	zc_stats(&z1);
+	ASSERT_EQ(0, sdp_setint(self->a, SOL_SDP, SDP_ZCOPY_THRESH, 4096));
+	stream_fill(r.key, sizeof(buf), buf, 5000);
+	ASSERT_EQ(5000, send(self->a, buf, 5000, 0));
+	zc_stats(&z2);
+	reader_done(_metadata, tr, &r);
+	if (self->rdma) {
+		EXPECT_EQ(0, z1.sends - self->z0.sends);
+		EXPECT_EQ(1, z2.sends - z1.sends);
+		EXPECT_EQ(5000, z2.tx - z1.tx);
+	}
+	prove(_metadata, self, true);
+}
+
+/* A send that may not wait for the peer's read copies. */
+TEST_F(zc, nonblocking_sends_copy)
+{
+	static unsigned char buf[256 << 10];
+	struct reader r = { .fd = self->b, .key = 23 };
+	struct zc_stats z;
+	size_t off = 0;
+	pthread_t tr;
+
+	stream_fill(r.key, 0, buf, sizeof(buf));
+	r.total = sizeof(buf);
+	ASSERT_EQ(0, pthread_create(&tr, NULL, read_all, &r));
+	while (off < sizeof(buf)) {
+		ssize_t n = send(self->a, buf + off, sizeof(buf) - off, MSG_DONTWAIT);
+
+		if (n < 0) {
+			ASSERT_EQ(EAGAIN, errno);
+			ASSERT_LT(0, sdp_poll1(self->a, POLLOUT, 10000));
+			continue;
+		}
+		off += n;
+	}
+	reader_done(_metadata, tr, &r);
+	if (self->rdma) {
+		zc_stats(&z);
+		EXPECT_EQ(0, z.sends - self->z0.sends);
+	}
+	prove(_metadata, self, variant->sdp);
+}
+
+/*
+ * A process without CAP_IPC_LOCK over its RLIMIT_MEMLOCK cannot pin:
+ * its large send is copied, and counted so.
+ */
+TEST_F(zc, over_memlock_copies)
+{
+	static unsigned char buf[256 << 10];
+	struct reader r = { .fd = self->b, .key = 24, .total = sizeof(buf) };
+	struct zc_stats z;
+	pthread_t tr;
+	int status;
+	pid_t pid;
+
+	ASSERT_EQ(0, pthread_create(&tr, NULL, read_all, &r));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+		struct __user_cap_data_struct d[2];
+		struct rlimit rl = { 0, 0 };
+
+		if (syscall(SYS_capget, &h, d))
+			_exit(2);
+		d[0].effective &= ~(1u << CAP_IPC_LOCK);
+		if (syscall(SYS_capset, &h, d) || setrlimit(RLIMIT_MEMLOCK, &rl))
+			_exit(3);
+		stream_fill(r.key, 0, buf, sizeof(buf));
+		_exit(send(self->a, buf, sizeof(buf), 0) == sizeof(buf) ? 0 : 4);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	reader_done(_metadata, tr, &r);
+	if (self->rdma) {
+		zc_stats(&z);
+		EXPECT_EQ(0, z.sends - self->z0.sends);
+		EXPECT_EQ(1, z.copied - self->z0.copied);
+	}
+	prove(_metadata, self, variant->sdp);
+}
+
+struct writer {
+	int fd;
+	unsigned long long key;
+	ssize_t n;
+	int err;
+	bool started;
+};
+
+static void on_usr1(int sig)
+{
+}
+
+static void *send_big(void *arg)
+{
+	struct writer *w = arg;
+	unsigned char *buf = malloc(BIG);
+
+	if (!buf) {
+		w->n = -1;
+		w->err = ENOMEM;
+		return NULL;
+	}
+	stream_fill(w->key, 0, buf, BIG);
+	__atomic_store_n(&w->started, true, __ATOMIC_RELEASE);
+	w->n = send(w->fd, buf, BIG, MSG_NOSIGNAL);
+	w->err = errno;
+	free(buf);
+	return NULL;
+}
+
+/*
+ * A signal while the peer does not read: send() returns what the peer
+ * took (or EINTR), as TCP's; then the stream goes on from there intact.
+ */
+TEST_F_TIMEOUT(zc, signal_cuts_a_send_short, 120)
+{
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	struct writer w = { .fd = self->a, .key = 25 };
+	struct reader r = { .fd = self->b, .key = 25, .total = BIG };
+	unsigned char *buf;
+	struct zc_stats z;
+	pthread_t tw, tr;
+	size_t n;
+
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));	/* no SA_RESTART */
+	ASSERT_EQ(0, pthread_create(&tw, NULL, send_big, &w));
+	while (!__atomic_load_n(&w.started, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	usleep(500000);
+	pthread_kill(tw, SIGUSR1);
+	pthread_join(tw, NULL);
+	if (w.n < 0) {
+		EXPECT_EQ(EINTR, w.err);
+		w.n = 0;
+	}
+	EXPECT_GT(BIG, w.n) TH_LOG("the whole send went, unread");
+	n = w.n;
+	TH_LOG("%zu B of %d sent before the signal", n, BIG);
+	if (self->rdma) {
+		zc_stats(&z);
+		EXPECT_EQ(1, z.cancels - self->z0.cancels);
+	}
+	EXPECT_EQ(0, vm_pin());
+	ASSERT_EQ(0, pthread_create(&tr, NULL, read_all, &r));
+	buf = malloc(BIG);
+	ASSERT_NE(NULL, buf);
+	stream_fill(w.key, n, buf, BIG - n);
+	EXPECT_EQ(BIG - n, sdp_write_full(self->a, buf, BIG - n));
+	free(buf);
+	reader_done(_metadata, tr, &r);
+	prove(_metadata, self, variant->sdp);
+}
+
+/* The peer closes with the send under way: it ends, nothing stays pinned. */
+TEST_F_TIMEOUT(zc, peer_closes_mid_send, 120)
+{
+	struct writer w = { .fd = self->a, .key = 26 };
+	pthread_t tw;
+
+	ASSERT_EQ(0, pthread_create(&tw, NULL, send_big, &w));
+	while (!__atomic_load_n(&w.started, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	usleep(500000);
+	close(self->b);
+	self->b = -1;
+	pthread_join(tw, NULL);
+	if (w.n < 0) {
+		EXPECT_TRUE(w.err == ECONNRESET || w.err == EPIPE) TH_LOG("%s", strerror(w.err));
+	} else {
+		EXPECT_GT(BIG, w.n);
+	}
+	EXPECT_EQ(0, vm_pin());
+	if (!variant->sdp) {
+		SDP_PROVE_TCP(self->a);
+	} else if (self->rdma) {
+		struct zc_stats z;
+
+		zc_stats(&z);
+		ASSERT_LE(1, z.sends - self->z0.sends);
+		fprintf(stderr, "# PROOF rdma %lld SrcAvails before the reset\n",
+			z.sends - self->z0.sends);
+	} else {
+		fprintf(stderr, "# PROOF fallback\n");
+	}
+}
+
+TEST_HARNESS_MAIN
