@@ -327,7 +327,7 @@ static int sdp_send_zc(struct sdp_sock *ssk, struct msghdr *msg, int flags,
 	*zc = how == SDP_ZC_READ;
 	if (!err && (how == SDP_ZC_ENDED || sk->sk_err ||
 		     (sk->sk_shutdown & SEND_SHUTDOWN) || !sdp_can_send_state(sk)))
-		err = -EPIPE;
+		err = -(READ_ONCE(sk->sk_err) ?: EPIPE);
 	return err ?: 1;
 }
 

@@ -16,8 +16,13 @@ void sdp_process(struct sdp_conn *c)
 	if (!c->v.live || !c->started)
 		return;
 	sdp_tx_reap(c);
-	sdp_rx_reap(c);
+	/*
+	 * Reads of the peer's SrcAvail before the receives: a failed one is
+	 * why the receives are flushed after it (and their bytes come before
+	 * anything the receives may still bring).
+	 */
 	sdp_zc_reap(c);
+	sdp_rx_reap(c);
 	if (c->v.live) {
 		/* the push ends with sdp_tx_watch(); a fired timer re-arms it */
 		sdp_tx_push(c, test_and_clear_bit(SDP_C_PUSH, &c->flags));
