@@ -49,6 +49,7 @@ struct sdp_conn *sdp_conn_alloc(struct sock *sk, gfp_t gfp)
 	c->sk = sk;
 	INIT_LIST_HEAD(&c->dev_item);
 	sdp_tx_timers_init(c);
+	sdp_zc_timer_init(c);
 	return c;
 }
 
@@ -358,6 +359,7 @@ void sdp_conn_stop(struct sdp_conn *c)
 {
 	clear_bit(SDP_C_SEND_DISCONN, &c->flags);
 	sdp_tx_timers_stop(c);
+	sdp_zc_timer_stop(c);
 	sdp_update_counts(c);
 }
 

@@ -257,11 +257,11 @@ static int sdp_wait_memory(struct sdp_sock *ssk, long *timeo)
 /*
  * Our SrcAvail is out: wait till no one can read the pages any more. A
  * signal or SO_SNDTIMEO asks the peer to stop (SrcAvailCancel), and the
- * wait goes on, killable, for its answer; one not given within
- * SDP_ZC_CANCEL_MS, or a fatal signal, resets the connection. Whenever the
- * connection has ended, the registration is revoked at once. Either way
- * the wait ends with the pages the sender's: 0, or the errno that cut it
- * short.
+ * wait goes on for its answer, killable, uninterruptible once killed (the
+ * process's exit must not leave the pages to the peer); one not given
+ * within SDP_ZC_CANCEL_MS resets the connection. Whenever the connection
+ * has ended, the registration is revoked at once. Either way the wait ends
+ * with the pages the sender's: 0, or the errno that cut it short.
  */
 static int sdp_wait_zc(struct sdp_sock *ssk, long *timeo)
 {
@@ -281,7 +281,7 @@ static int sdp_wait_zc(struct sdp_sock *ssk, long *timeo)
 			sdp_conn_zc_cancel(c);
 			deadline = jiffies + msecs_to_jiffies(SDP_ZC_CANCEL_MS);
 		}
-		if (err && (fatal_signal_pending(current) || time_after_eq(jiffies, deadline))) {
+		if (err && time_after_eq(jiffies, deadline)) {
 			sdp_conn_error(sk, ETIMEDOUT, SDP_MIB_ZC_CANCEL_TIMEOUT);
 			sdp_conn_zc_revoke(c);
 			err = -ETIMEDOUT;
@@ -289,9 +289,10 @@ static int sdp_wait_zc(struct sdp_sock *ssk, long *timeo)
 		}
 		add_wait_queue(sk_sleep(sk), &wait);
 		if (err) {
-			/* a signal is pending: a killable sleep, a look each tenth */
+			/* a signal is pending: short sleeps, till the answer */
 			release_sock(sk);
-			wait_woken(&wait, TASK_KILLABLE, HZ / 10);
+			wait_woken(&wait, fatal_signal_pending(current) ?
+				   TASK_UNINTERRUPTIBLE : TASK_KILLABLE, HZ / 10);
 			lock_sock(sk);
 		} else {
 			sk_wait_event(sk, timeo, !sdp_conn_zc_busy(c) || sdp_conn_deferred(c) ||

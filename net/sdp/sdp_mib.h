@@ -55,7 +55,9 @@ enum sdp_mib_field {
 	SDP_MIB_ZC_SENDS,		/* SrcAvails sent */
 	SDP_MIB_ZC_TX_BYTES,		/* bytes the peer read from them */
 	SDP_MIB_ZC_RX_BYTES,		/* bytes we read of the peer's */
+	SDP_MIB_ZC_READS,		/* the RDMA Reads that took them */
 	SDP_MIB_ZC_CANCELS,		/* SrcAvailCancels sent */
+	SDP_MIB_ZC_DECLINED,		/* peers' SrcAvails our reader left unread: SendSM */
 	SDP_MIB_ZC_FALLBACK,		/* large sends copied: no pin, no room, no MR */
 	/* one per enum sdp_fallback_reason, in its order */
 	SDP_MIB_FALLBACK,

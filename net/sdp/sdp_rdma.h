@@ -169,10 +169,17 @@ enum {
 	SDP_C_PEER_UP,		/* a child's peer disconnected: it had connected */
 	SDP_C_CREDIT_DUE,	/* the credit timer fired: announce what is free */
 	SDP_C_CQ_MARKED,	/* on its CQ's list of connections to run (sdp_cq.c) */
+	SDP_C_ZC_STALL,		/* the peer's SrcAvail waited for our reader too long */
 };
 
 /* Zero-copy (sdp_zc.c). RDMA Reads of a peer's SrcAvail in flight at once. */
 #define SDP_ZC_READS		8
+/*
+ * The peer's SrcAvail is read as far as SO_RCVBUF allows; if our reader
+ * leaves it there this long, the rest is declined (SendSM) and comes by
+ * copies, which the peer's send ring holds as TCP's send buffer would.
+ */
+#define SDP_ZC_STALL		(HZ / 25)
 /* Send queue entries zero-copy may take: the reads, a registration, its invalidation. */
 #define SDP_ZC_WRS		(SDP_ZC_READS + 2)
 /* RDMA Reads a QP takes in, or has out, at once (at most SDP_ZC_READS) */
@@ -271,6 +278,7 @@ struct sdp_conn {
 	struct timer_list	cork_timer;
 	struct timer_list	credit_timer;	/* a lone free buffer, held back */
 	struct timer_list	tx_timer;	/* bounds a send's progress */
+	struct timer_list	zc_timer;	/* a SrcAvail's reads held by our reader */
 	struct sdp_conn		*cq_next;	/* on its CQ's list (SDP_C_CQ_MARKED) */
 	struct sdp_zc_src	zsrc;
 
@@ -443,6 +451,8 @@ struct sdp_bsdh *sdp_tx_ctrl_msg(struct sdp_conn *c);
 
 /* sdp_zc.c */
 void sdp_zc_init(struct sdp_conn *c);
+void sdp_zc_timer_init(struct sdp_conn *c);
+void sdp_zc_timer_stop(struct sdp_conn *c);
 void sdp_zc_release(struct sdp_conn *c);
 void sdp_zc_reap(struct sdp_conn *c);
 int sdp_zc_push(struct sdp_conn *c);

@@ -107,8 +107,12 @@ int sdp_zc_read_more(struct sdp_conn *c, gfp_t gfp)
 			break;
 		n = min(k->len - k->posted, c->rcv_size);
 		if (!idle && c->rx_ready_bytes + (k->posted - k->got) + n >
-			     READ_ONCE(c->sk->sk_rcvbuf))
+			     READ_ONCE(c->sk->sk_rcvbuf)) {
+			/* our reader holds it: declined if it stays so */
+			if (k->posted == k->got && !timer_pending(&c->zc_timer))
+				sk_reset_timer(c->sk, &c->zc_timer, jiffies + SDP_ZC_STALL);
 			break;
+		}
 		slot->kmem = false;
 		err = sdp_buf_map(c, &slot->buf, &slot->dma, n, SDP_MEM_RX,
 				  gfp | __GFP_NOWARN);
@@ -131,6 +135,7 @@ int sdp_zc_read_more(struct sdp_conn *c, gfp_t gfp)
 		k->rd_head++;
 		k->posted += n;
 		c->v.stats.zc_reads++;
+		SDP_INC_STATS(sock_net(c->sk), SDP_MIB_ZC_READS);
 	}
 	return 0;
 }
@@ -159,6 +164,46 @@ int sdp_zc_srcavail(struct sdp_conn *c, const struct sdp_bsdh *h)
 	k->cancel = false;
 	k->reading = true;
 	return sdp_zc_read_more(c, GFP_ATOMIC);
+}
+
+/*
+ * Our reader left the peer's SrcAvail half read for SDP_ZC_STALL: the
+ * rest is declined (RdmaRdCompl of what was read, then SendSM), so the
+ * peer's send goes on by copies, buffered on its side as TCP's would be,
+ * instead of waiting on our reader.
+ */
+static void sdp_zc_stalled(struct sdp_conn *c)
+{
+	struct sdp_zc_sink *k = &c->zsink;
+
+	if (!k->reading || k->cancel || k->posted != k->got)
+		return;
+	if (sdp_zc_read_more(c, GFP_ATOMIC)) {
+		sdp_up->error(c->sk, ECONNRESET, SDP_MIB_QP_ERROR);
+		return;
+	}
+	if (k->posted != k->got)
+		return;		/* the reader made room meanwhile */
+	k->cancel = true;
+	SDP_INC_STATS(sock_net(c->sk), SDP_MIB_ZC_DECLINED);
+	sdp_zc_sink_check(c);
+}
+
+static void sdp_zc_stall_timer(struct timer_list *t)
+{
+	struct sdp_conn *c = from_timer(c, t, zc_timer);
+
+	sdp_timer_event(c, SDP_C_ZC_STALL);
+}
+
+void sdp_zc_timer_init(struct sdp_conn *c)
+{
+	timer_setup(&c->zc_timer, sdp_zc_stall_timer, 0);
+}
+
+void sdp_zc_timer_stop(struct sdp_conn *c)
+{
+	sk_stop_timer(c->sk, &c->zc_timer);
 }
 
 /* SrcAvailCancel: read no more than is asked for already. */
@@ -299,11 +344,13 @@ static void sdp_zc_src_reap(struct sdp_conn *c)
 	sdp_zc_src_done(c);
 }
 
-/* The engine's: reads and registrations that completed. */
+/* The engine's: reads and registrations that completed, a stalled read. */
 void sdp_zc_reap(struct sdp_conn *c)
 {
 	if (c->v.live)
 		sdp_zc_sink_reap(c);
+	if (c->v.live && test_and_clear_bit(SDP_C_ZC_STALL, &c->flags))
+		sdp_zc_stalled(c);
 	if (c->v.live)
 		sdp_zc_src_reap(c);
 }

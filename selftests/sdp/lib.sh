@@ -135,7 +135,9 @@ sdp_pkt_bounds()
 # protocol headers); the devices completed one send per SDP message (plus
 # the CM's few per connection) and sent the packets those messages make
 # (one per path MTU of bytes, at least one per message, plus one ack per
-# message): bounds within 1.5x. Prints the PROOF line.
+# message; bytes that went by SrcAvail, in read responses of one per path
+# MTU, at most one more per RDMA Read, and the Reads' requests): bounds
+# within 1.5x. Prints the PROOF line.
 sdp_rdma_mark()
 {
 	local last= now _
@@ -151,10 +153,12 @@ sdp_rdma_mark()
 	done
 	m_tx=$(sdp_stat TxBytes) m_rx=$(sdp_stat RxBytes) m_msgs=$(sdp_stat TxMsgs)
 	m_sends=$(sdp_rxe_counter rdma_sends) m_pkts=$(sdp_rxe_counter sent_pkts)
+	m_zc=$(sdp_stat ZcopyTxBytes) m_reads=$(sdp_stat ZcopyReads)
 }
 sdp_rdma_proven()
 {
 	local payload=$1 conns=$2 slack=${3:-65536} reset=${4:-} tx rx msgs sends pkts mtu lo hi try
+	local zc reads
 	mtu=$(ibv_devinfo -d rxe1 | awk '/active_mtu/ { print $2; exit }')
 	# completions and the last closes may lag the programs' exits a little
 	for try in $(seq 30); do
@@ -163,14 +167,15 @@ sdp_rdma_proven()
 		msgs=$(($(sdp_stat TxMsgs) - m_msgs))
 		sends=$(($(sdp_rxe_counter rdma_sends) - m_sends))
 		pkts=$(($(sdp_rxe_counter sent_pkts) - m_pkts))
-		sdp_pkt_bounds "$tx" "$msgs" "$mtu"
-		lo=$((pk_need + msgs)) hi=$((pk_most + msgs + 10 * conns))
+		zc=$(($(sdp_stat ZcopyTxBytes) - m_zc)) reads=$(($(sdp_stat ZcopyReads) - m_reads))
+		sdp_pkt_bounds "$((tx - zc))" "$msgs" "$mtu"
+		lo=$((pk_need + msgs + zc / mtu)) hi=$((pk_most + msgs + 10 * conns + zc / mtu + 2 * reads))
 		{ [ "$tx" -eq "$rx" ] || { [ -n "$reset" ] && [ "$tx" -gt "$rx" ] &&
 						[ "$tx" -le $((payload + slack)) ]; }; } &&
 			[ "$rx" -ge "$payload" ] && [ "$rx" -le $((payload + slack)) ] &&
 			[ "$sends" -ge "$msgs" ] && [ "$sends" -le $((msgs + 10 * conns)) ] &&
 			[ "$pkts" -ge "$lo" ] && [ "$pkts" -le "$hi" ] || continue
-		echo "# PROOF rdma $rx B in $msgs msgs; device: $sends sends, $pkts pkts ($lo..$hi)"
+		echo "# PROOF rdma $rx B in $msgs msgs ($zc B of them read by SrcAvail); device: $sends sends, $pkts pkts ($lo..$hi)"
 		return 0
 	done
 	echo "# not over RDMA as expected: $tx B sent, $rx B received (want $payload..+$slack) in $msgs msgs; device: $sends sends, $pkts pkts (want $lo..$hi)"
