@@ -47,6 +47,7 @@ static int sdp_buf_max = SDP_MAX_BUF_SIZE;
 static int sdp_bufs_min = SDP_MIN_BUFS;
 static int sdp_bufs_max = SDP_MAX_BUFS;
 static int sdp_half_open_max = 65536;
+static int sdp_zcopy_max = 1 << 30;
 
 /* A template: each namespace gets a copy pointing at its own values. */
 static struct ctl_table sdp_sysctl_table[] = {
@@ -136,6 +137,7 @@ static struct ctl_table sdp_sysctl_table[] = {
 		.mode		= 0644,
 		.proc_handler	= proc_dointvec_minmax,
 		.extra1		= &sdp_zero,
+		.extra2		= &sdp_zcopy_max,
 	},
 	{
 		/* the last: only the initial namespace has it */

@@ -196,7 +196,8 @@ syn_timeout_ms 1 600000
 max_half_open 1 65536
 buf_size 1024 131072
 rx_bufs 4 256
-tx_bufs 4 256"
+tx_bufs 4 256
+zcopy_thresh 0 1073741824"
 
 sysctls()
 {
