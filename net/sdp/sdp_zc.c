@@ -107,12 +107,8 @@ int sdp_zc_read_more(struct sdp_conn *c, gfp_t gfp)
 			break;
 		n = min(k->len - k->posted, c->rcv_size);
 		if (!idle && c->rx_ready_bytes + (k->posted - k->got) + n >
-			     READ_ONCE(c->sk->sk_rcvbuf)) {
-			/* our reader holds it: declined if it stays so */
-			if (k->posted == k->got && !timer_pending(&c->zc_timer))
-				sk_reset_timer(c->sk, &c->zc_timer, jiffies + SDP_ZC_STALL);
+			     READ_ONCE(c->sk->sk_rcvbuf))
 			break;
-		}
 		slot->kmem = false;
 		err = sdp_buf_map(c, &slot->buf, &slot->dma, n, SDP_MEM_RX,
 				  gfp | __GFP_NOWARN);
@@ -137,6 +133,10 @@ int sdp_zc_read_more(struct sdp_conn *c, gfp_t gfp)
 		c->v.stats.zc_reads++;
 		SDP_INC_STATS(sock_net(c->sk), SDP_MIB_ZC_READS);
 	}
+	/* nothing in flight, more to read: our reader holds it; declined if it stays so */
+	if (c->v.live && k->reading && !k->cancel && k->posted < k->len &&
+	    k->posted == k->got && !timer_pending(&c->zc_timer))
+		sk_reset_timer(c->sk, &c->zc_timer, jiffies + SDP_ZC_STALL);
 	return 0;
 }
 
