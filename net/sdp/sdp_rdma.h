@@ -172,8 +172,13 @@ enum {
 	SDP_C_ZC_STALL,		/* the peer's SrcAvail waited for our reader too long */
 };
 
-/* Zero-copy (sdp_zc.c). RDMA Reads of a peer's SrcAvail in flight at once. */
+/*
+ * Zero-copy (sdp_zc.c). RDMA Reads of a peer's SrcAvail in flight at once
+ * (they take send queue entries), and the buffers its bytes may wait in
+ * for our reader, a receive buffer's size each (SO_RCVBUF bounds them too).
+ */
 #define SDP_ZC_READS		8
+#define SDP_ZC_SLOTS		64
 /*
  * The peer's SrcAvail is read as far as SO_RCVBUF allows; if our reader
  * leaves it there this long, the rest is declined (SendSM) and comes by
@@ -233,7 +238,7 @@ struct sdp_zc_sink {
 	u64			vaddr;
 	u32			rd_head;	/* next read slot */
 	u32			rd_tail;	/* oldest in flight */
-	struct sdp_rx_slot	rd[SDP_ZC_READS];
+	struct sdp_rx_slot	*rd;		/* SDP_ZC_SLOTS, from the first SrcAvail */
 };
 
 /*

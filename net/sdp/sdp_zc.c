@@ -11,8 +11,9 @@
  * connection dies first, destroyed with it (sdp_zc_release()).
  *
  * Sink: a peer's SrcAvail is read by RDMA Reads into receive memory, a
- * receive buffer's size at a time, as far as SO_RCVBUF and SDP_ZC_READS
- * let it run ahead of the reader; the bytes join the stream in order.
+ * receive buffer's size at a time, SDP_ZC_READS at once, as far as
+ * SO_RCVBUF and SDP_ZC_SLOTS let it run ahead of the reader; the bytes join
+ * the stream in order.
  * Nothing else of the peer's data may come until all is read or the peer
  * cancelled (sdp_proto_check()); then RdmaRdCompl tells how much was read,
  * and SendSM that the rest was not.
@@ -102,8 +103,8 @@ int sdp_zc_read_more(struct sdp_conn *c, gfp_t gfp)
 	while (c->v.live && k->reading && !k->cancel && k->posted < k->len) {
 		bool idle = k->posted == k->got && !c->rx_ready_bytes;
 
-		slot = &k->rd[k->rd_head % SDP_ZC_READS];
-		if (slot->buf)
+		slot = &k->rd[k->rd_head % SDP_ZC_SLOTS];
+		if (slot->buf || k->rd_head - k->rd_tail >= SDP_ZC_READS)
 			break;
 		n = min(k->len - k->posted, c->rcv_size);
 		if (!idle && c->rx_ready_bytes + (k->posted - k->got) + n >
@@ -153,7 +154,27 @@ static void sdp_zc_sink_check(struct sdp_conn *c)
 	k->sendsm_due = k->got < k->len;
 }
 
-/* The peer's SrcAvail (sdp_proto_check() judged it): start reading. */
+/* The read slots, made at the first SrcAvail: most connections never need them. */
+static bool sdp_zc_slots(struct sdp_conn *c)
+{
+	u32 i;
+
+	if (c->zsink.rd)
+		return true;
+	c->zsink.rd = kcalloc(SDP_ZC_SLOTS, sizeof(*c->zsink.rd), GFP_ATOMIC | __GFP_NOWARN);
+	if (!c->zsink.rd)
+		return false;
+	for (i = 0; i < SDP_ZC_SLOTS; i++) {
+		sdp_wr_init(&c->zsink.rd[i].wr, c, sdp_zc_read_done);
+		c->zsink.rd[i].rd = true;
+	}
+	return true;
+}
+
+/*
+ * The peer's SrcAvail (sdp_proto_check() judged it): start reading, or,
+ * with no memory for the slots, decline it at once.
+ */
 int sdp_zc_srcavail(struct sdp_conn *c, const struct sdp_bsdh *h)
 {
 	struct sdp_zc_sink *k = &c->zsink;
@@ -163,6 +184,12 @@ int sdp_zc_srcavail(struct sdp_conn *c, const struct sdp_bsdh *h)
 	k->got = 0;
 	k->cancel = false;
 	k->reading = true;
+	if (!sdp_zc_slots(c)) {
+		k->cancel = true;
+		SDP_INC_STATS(sock_net(c->sk), SDP_MIB_ZC_DECLINED);
+		sdp_zc_sink_check(c);
+		return 0;
+	}
 	return sdp_zc_read_more(c, GFP_ATOMIC);
 }
 
@@ -224,7 +251,7 @@ static void sdp_zc_sink_reap(struct sdp_conn *c)
 	u32 before = c->rx_ready_bytes;
 
 	while (k->rd_tail != k->rd_head) {
-		slot = &k->rd[k->rd_tail % SDP_ZC_READS];
+		slot = &k->rd[k->rd_tail % SDP_ZC_SLOTS];
 		if (!smp_load_acquire(&slot->done))
 			break;
 		if (slot->status != IB_WC_SUCCESS) {
@@ -602,14 +629,8 @@ size_t sdp_conn_zc_end(struct sdp_conn *c, struct msghdr *msg, int *how)
 
 void sdp_zc_init(struct sdp_conn *c)
 {
-	u32 i;
-
 	sdp_wr_init(&c->zsrc.reg_wr, c, sdp_zc_reg_done);
 	sdp_wr_init(&c->zsrc.inv_wr, c, sdp_zc_inv_done);
-	for (i = 0; i < SDP_ZC_READS; i++)
-		sdp_wr_init(&c->zsink.rd[i].wr, c, sdp_zc_read_done);
-	for (i = 0; i < SDP_ZC_READS; i++)
-		c->zsink.rd[i].rd = true;
 }
 
 /*
