@@ -2288,16 +2288,16 @@ TEST_F(evil_zc, rdmardcompl_for_nothing)
 
 /*
  * While its SrcAvail is read (the kernel's reader is not reading, so the
- * kernel reads only what its receive buffer takes) the peer's stream waits:
- * Data, DisConn or another SrcAvail then is a fault. A SrcAvailCancel is
- * answered: RdmaRdCompl of what was read, SendSM for the rest.
+ * kernel reads only what its receive buffer takes, and declines the rest
+ * SDP_ZC_STALL later) the peer's stream waits: Data, DisConn or another
+ * SrcAvail sent right after it is a fault. A SrcAvailCancel is answered:
+ * RdmaRdCompl of what was read (if anything), SendSM for the rest.
  */
 static void srcavail_pending(struct __test_metadata *_metadata,
 			     FIXTURE_DATA(evil_client) *self)
 {
 	ASSERT_EQ(0, send_srcavail(&self->p, ZC_ADDR(&self->p), self->p.zc_mr->rkey, ZC_REGION));
-	usleep(300000);
-	peer_poll(&self->p, 10);
+	peer_poll(&self->p, 1);
 	EXPECT_FALSE(peer_got(&self->p, MID_RDMARDCOMPL)) TH_LOG("all read, unread");
 }
 
@@ -2323,20 +2323,20 @@ TEST_F(evil_zc, disconn_while_srcavail_read)
 
 TEST_F(evil_zc, cancel_is_answered)
 {
-	static unsigned char buf[ZC_REGION];
+	static unsigned char buf[ZC_REGION + 4];
 	struct peer *p = &self->c.p;
 	uint32_t got;
 
 	srcavail_pending(_metadata, &self->c);
 	ASSERT_EQ(0, send_msg(p, MID_SRCAVAIL_CANCEL, NULL, 0));
 	ASSERT_TRUE(peer_wait_for(p, MID_SENDSM));
-	ASSERT_TRUE(peer_got(p, MID_RDMARDCOMPL));
-	EXPECT_EQ(MID_RDMARDCOMPL, p->rx_mids[p->rx_n - 2]);
+	if (peer_got(p, MID_RDMARDCOMPL))
+		EXPECT_EQ(MID_RDMARDCOMPL, p->rx_mids[p->rx_n - 2]);
 	ASSERT_EQ(0, send_msg(p, MID_DATA, "tail", 4));
 	ASSERT_EQ(0, send_msg(p, MID_DISCONN, NULL, 0));
 	got = sdp_read_full(self->c.sfd, buf, sizeof(buf));
-	ASSERT_LT(4, got);
-	ASSERT_GT(ZC_REGION, got);
+	ASSERT_LE(4, got);
+	ASSERT_GT(ZC_REGION + 4, got);
 	EXPECT_EQ(-1, stream_check(31, 0, buf, got - 4));
 	EXPECT_EQ(0, memcmp(buf + got - 4, "tail", 4));
 	TH_LOG("%u B read before the cancel", got - 4);
