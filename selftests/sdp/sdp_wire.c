@@ -280,6 +280,17 @@ static bool conn_error_traced(const char *why)
  * Send @h and @len bytes of @payload (zeroes if NULL), expect a reset
  * counted in @counter and traced (sdp_conn_error) with that reason.
  */
+/* The fault sent: a reset, @counter and AbortSent one past @before and @aborts. */
+static void fault_seen(struct __test_metadata *_metadata, FIXTURE_DATA(evil_client) *self,
+		       const char *counter, long long before, long long aborts)
+{
+	EXPECT_RESET(self);
+	EXPECT_EQ(before + 1, sdp_stat(counter));
+	EXPECT_EQ(aborts + 1, sdp_stat("AbortSent"));
+	EXPECT_TRUE(peer_wait_for(&self->p, MID_ABORT));
+	EXPECT_TRUE(conn_error_traced(counter)) TH_LOG("no sdp_conn_error %s", counter);
+}
+
 static void expect_fault_of(struct __test_metadata *_metadata,
 			    FIXTURE_DATA(evil_client) *self, struct bsdh *h,
 			    const void *payload, uint32_t len, const char *counter)
@@ -289,11 +300,7 @@ static void expect_fault_of(struct __test_metadata *_metadata,
 
 	ASSERT_EQ(0, conn_error_trace());
 	ASSERT_EQ(0, send_raw(&self->p, h, payload ?: zeroes, len));
-	EXPECT_RESET(self);
-	EXPECT_EQ(before + 1, sdp_stat(counter));
-	EXPECT_EQ(aborts + 1, sdp_stat("AbortSent"));
-	EXPECT_TRUE(peer_wait_for(&self->p, MID_ABORT));
-	EXPECT_TRUE(conn_error_traced(counter)) TH_LOG("no sdp_conn_error %s", counter);
+	fault_seen(_metadata, self, counter, before, aborts);
 }
 
 static void expect_fault(struct __test_metadata *_metadata,
@@ -2290,35 +2297,45 @@ TEST_F(evil_zc, rdmardcompl_for_nothing)
  * While its SrcAvail is read (the kernel's reader is not reading, so the
  * kernel reads only what its receive buffer takes, and declines the rest
  * SDP_ZC_STALL later) the peer's stream waits: Data, DisConn or another
- * SrcAvail sent right after it is a fault. A SrcAvailCancel is answered:
+ * SrcAvail sent right behind it is a fault. A SrcAvailCancel is answered:
  * RdmaRdCompl of what was read (if anything), SendSM for the rest.
  */
 static void srcavail_pending(struct __test_metadata *_metadata,
 			     FIXTURE_DATA(evil_client) *self)
 {
 	ASSERT_EQ(0, send_srcavail(&self->p, ZC_ADDR(&self->p), self->p.zc_mr->rkey, ZC_REGION));
-	peer_poll(&self->p, 1);
-	EXPECT_FALSE(peer_got(&self->p, MID_RDMARDCOMPL)) TH_LOG("all read, unread");
+}
+
+/* @mid with @len bytes of @payload right behind a SrcAvail: a fault, @counter. */
+static void fault_while_read(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(evil_client) *self, uint8_t mid,
+			     const void *payload, uint32_t len, const char *counter)
+{
+	long long before = sdp_stat(counter), aborts = sdp_stat("AbortSent");
+	struct bsdh h;
+
+	ASSERT_EQ(0, conn_error_trace());
+	srcavail_pending(_metadata, self);
+	next_header(&self->p, &h, mid, len);
+	ASSERT_EQ(0, send_raw(&self->p, &h, payload, len));
+	fault_seen(_metadata, self, counter, before, aborts);
 }
 
 TEST_F(evil_zc, data_while_srcavail_read)
 {
-	srcavail_pending(_metadata, &self->c);
-	mid_fault(_metadata, &self->c, MID_DATA, "late", 4, "UnexpectedMid");
+	fault_while_read(_metadata, &self->c, MID_DATA, "late", 4, "UnexpectedMid");
 }
 
 TEST_F(evil_zc, second_srcavail_while_read)
 {
 	struct srcah sa = { htonl(4096), htonl(self->c.p.zc_mr->rkey), htobe64(ZC_ADDR(&self->c.p)) };
 
-	srcavail_pending(_metadata, &self->c);
-	mid_fault(_metadata, &self->c, MID_SRCAVAIL, &sa, sizeof(sa), "UnexpectedMid");
+	fault_while_read(_metadata, &self->c, MID_SRCAVAIL, &sa, sizeof(sa), "UnexpectedMid");
 }
 
 TEST_F(evil_zc, disconn_while_srcavail_read)
 {
-	srcavail_pending(_metadata, &self->c);
-	mid_fault(_metadata, &self->c, MID_DISCONN, NULL, 0, "UnexpectedMid");
+	fault_while_read(_metadata, &self->c, MID_DISCONN, NULL, 0, "UnexpectedMid");
 }
 
 TEST_F(evil_zc, cancel_is_answered)
