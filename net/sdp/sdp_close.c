@@ -84,20 +84,18 @@ static bool sdp_unread(struct sdp_sock *ssk)
 	return sdp_conn_unread(ssk->conn);
 }
 
-static void sdp_teardown_work(struct work_struct *work)
+/*
+ * A disconnect, or a drain, flushes whatever the device has not sent yet:
+ * an Abort or DisConn just posted must go first (providers that send from
+ * a work queue, as rxe does since 6.4, have not yet). A second at most;
+ * release_sock() takes in the completions. Unlocked.
+ */
+void sdp_ctrl_wait(struct sdp_sock *ssk)
 {
-	struct sdp_sock *ssk = container_of(work, struct sdp_sock, teardown_work);
-	struct sdp_sock *lssk;
 	struct sock *sk = &ssk->sk;
-	bool busy, release;
+	bool busy;
 	int i;
 
-	/*
-	 * The disconnect flushes whatever the device has not sent yet: an
-	 * Abort just posted must go first (providers that send from a work
-	 * queue, as rxe does since 6.4, have not yet). A second at most;
-	 * release_sock() takes in the completions.
-	 */
 	for (i = 0; i < 100; i++) {
 		lock_sock(sk);
 		busy = sdp_conn_ctrl_busy(ssk->conn);
@@ -106,6 +104,16 @@ static void sdp_teardown_work(struct work_struct *work)
 			break;
 		msleep(10);
 	}
+}
+
+static void sdp_teardown_work(struct work_struct *work)
+{
+	struct sdp_sock *ssk = container_of(work, struct sdp_sock, teardown_work);
+	struct sdp_sock *lssk;
+	struct sock *sk = &ssk->sk;
+	bool release;
+
+	sdp_ctrl_wait(ssk);
 	/*
 	 * A child its listener may still hold: queued reset, or dropped (a
 	 * request never completed). Only a close, which makes the socket dead

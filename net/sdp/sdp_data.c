@@ -273,6 +273,10 @@ static int sdp_wait_zc(struct sdp_sock *ssk, long *timeo)
 
 	while (sdp_conn_zc_busy(c)) {
 		if (sk->sk_state == TCP_CLOSE || sk->sk_err) {
+			/* the drain comes after an Abort just posted */
+			release_sock(sk);
+			sdp_ctrl_wait(ssk);
+			lock_sock(sk);
 			sdp_conn_zc_revoke(c);
 			break;
 		}
@@ -283,9 +287,8 @@ static int sdp_wait_zc(struct sdp_sock *ssk, long *timeo)
 		}
 		if (err && time_after_eq(jiffies, deadline)) {
 			sdp_conn_error(sk, ETIMEDOUT, SDP_MIB_ZC_CANCEL_TIMEOUT);
-			sdp_conn_zc_revoke(c);
 			err = -ETIMEDOUT;
-			break;
+			continue;	/* (it is over now: revoked above) */
 		}
 		add_wait_queue(sk_sleep(sk), &wait);
 		if (err) {

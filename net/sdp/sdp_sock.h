@@ -233,6 +233,7 @@ void sdp_set_state(struct sock *sk, int state);
 void sdp_schedule_teardown(struct sdp_sock *ssk);
 void sdp_done(struct sock *sk, int err);
 void sdp_abort(struct sdp_sock *ssk, int err);
+void sdp_ctrl_wait(struct sdp_sock *ssk);
 void sdp_conn_error(struct sock *sk, int err, int mib);
 void sdp_lost(struct sock *sk);
 void sdp_peer_disconn(struct sock *sk);
