@@ -74,6 +74,13 @@ struct sdp_quirks {
 	 * for remote write: not yet done, so iWARP copies).
 	 */
 	bool	zcopy;
+	/*
+	 * Soft-RoCE retransmits from its oldest uncompleted send and runs
+	 * again every work request after it, a registration too, which it
+	 * then refuses (the MR is no longer free: "not free") and takes the
+	 * QP to error: a registration waits for an empty send queue there.
+	 */
+	bool	reg_alone;
 	u8	rd_depth;	/* RDMA Reads in and out at once, as the device allows */
 };
 
@@ -195,7 +202,7 @@ enum {
 /* Our SrcAvail's life. */
 enum sdp_zc_state {
 	SDP_ZC_IDLE,
-	SDP_ZC_QUEUED,		/* registered; the SrcAvail waits for the data before it */
+	SDP_ZC_QUEUED,		/* mapped; registration and SrcAvail wait for the data before */
 	SDP_ZC_OUT,		/* the peer may read */
 	SDP_ZC_INV,		/* read or refused: the registration is being invalidated */
 	SDP_ZC_DONE,		/* no one can read: the sender takes its pages back */
@@ -212,6 +219,7 @@ struct sdp_zc_src {
 	bool			cancel;		/* a SrcAvailCancel is to be sent */
 	bool			ended;		/* the connection ended under it */
 	bool			inv_done;
+	bool			registered;	/* the registration is posted */
 	u8			reg_status;	/* a failed registration's */
 	u8			inv_status;
 	u32			len;		/* bytes offered */

@@ -324,6 +324,10 @@ static void sdp_zc_src_finish(struct sdp_conn *c)
 {
 	struct sdp_zc_src *z = &c->zsrc;
 
+	if (!z->registered) {
+		sdp_zc_src_done(c);
+		return;
+	}
 	z->state = SDP_ZC_INV;
 	z->inv_done = false;
 	if (sdp_post_inv(c, &z->inv_wr, c->zc_mr->rkey))
@@ -382,6 +386,16 @@ void sdp_zc_reap(struct sdp_conn *c)
 		sdp_zc_src_reap(c);
 }
 
+/* The data before is posted, and where the device asks (reg_alone) completed. */
+static bool sdp_zc_may_register(const struct sdp_conn *c)
+{
+	if (c->tx_post != c->tx_head)
+		return false;
+	return !c->sdev->quirks.reg_alone ||
+	       (c->tx_tail == c->tx_post && c->ctrl_tail == c->ctrl_head &&
+		c->zsink.rd_tail == c->zsink.rd_head);
+}
+
 /*
  * From sdp_tx_push(), once the data before is posted: our answers to the
  * peer's SrcAvail, our SrcAvail when the credits allow it (it takes a
@@ -406,7 +420,13 @@ int sdp_zc_push(struct sdp_conn *c)
 			return err;
 		k->sendsm_due = false;
 	}
-	if (z->state == SDP_ZC_QUEUED && c->tx_post == c->tx_head &&
+	if (z->state == SDP_ZC_QUEUED && !z->registered && sdp_zc_may_register(c)) {
+		err = sdp_post_reg(c, &z->reg_wr, c->zc_mr, IB_ACCESS_REMOTE_READ);
+		if (err)
+			return err;
+		z->registered = true;
+	}
+	if (z->state == SDP_ZC_QUEUED && z->registered && c->tx_post == c->tx_head &&
 	    sdp_tx_credits(c) > SDP_CTRL_CREDITS && sdp_tx_ctrl_ok(c)) {
 		sdp_proto_srcavail(sdp_tx_ctrl_msg(c), z->len, c->zc_mr->rkey,
 				   c->zc_mr->iova);
@@ -542,8 +562,7 @@ int sdp_conn_zc_send(struct sdp_conn *c, struct msghdr *msg, int flags, u32 thre
 	if (!mr || ib_map_mr_sg(mr, z->sgt.sgl, nents, NULL, PAGE_SIZE) != nents)
 		goto unpin;
 	z->reg_status = IB_WC_SUCCESS;
-	if (sdp_post_reg(c, &z->reg_wr, mr, IB_ACCESS_REMOTE_READ))
-		goto unpin;
+	z->registered = false;
 	z->len = len;
 	z->acked = 0;
 	z->cancel = false;
