@@ -146,9 +146,6 @@ void sdp_bufs_free(struct sdp_conn *c)
 			      SDP_MEM_TX);
 	sdp_buf_unmap(c, c->ctrl_buf, c->ctrl_dma, SDP_CTRL_SLOTS * SDP_CTRL_MSG_MAX,
 		      SDP_MEM_KERNEL);
-	for (i = 0; c->zsink.rd && i < SDP_ZC_SLOTS; i++)
-		sdp_zc_rd_free(c, &c->zsink.rd[i]);
-	kfree(c->zsink.rd);
 	kfree(c->rx);
 	kfree(c->tx);
 	kfree(c->seq.hist);

@@ -48,8 +48,7 @@ struct sdp_conn *sdp_conn_alloc(struct sock *sk, gfp_t gfp)
 		return NULL;
 	c->sk = sk;
 	INIT_LIST_HEAD(&c->dev_item);
-	sdp_tx_timers_init(c);
-	sdp_zc_timer_init(c);
+	sdp_conn_timers_init(c);
 	return c;
 }
 

@@ -8,9 +8,6 @@
  */
 #include "sdp_rdma.h"
 
-/* The socket layer's, from sdp_transport_init() on. */
-const struct sdp_upcalls *sdp_up;
-
 void sdp_process(struct sdp_conn *c)
 {
 	if (!c->v.live || !c->started)
@@ -38,25 +35,6 @@ void sdp_process(struct sdp_conn *c)
  * and marks the connection; once a batch is reaped, each marked
  * connection's engine runs once, for all its completions of the batch.
  */
-/* The completion handlers' side: @c has completions to take in. */
-void sdp_cq_mark(struct ib_cq *cq, struct sdp_conn *c)
-{
-	struct sdp_cq *scq = cq->cq_context;
-
-	/*
-	 * The slot's completion is stored before the mark is tested, and the
-	 * engine clears the mark before it reads the slots (sdp_cq_run()): a
-	 * connection marked on another CQ meanwhile (its previous QP's, being
-	 * reaped still) is not missed.
-	 */
-	smp_mb__before_atomic();
-	if (test_and_set_bit(SDP_C_CQ_MARKED, &c->flags))
-		return;
-	sock_hold(c->sk);
-	c->cq_next = scq->todo;
-	scq->todo = c;
-}
-
 /* Each marked connection's engine, once. */
 static void sdp_cq_run(struct sdp_cq *scq)
 {
@@ -129,6 +107,46 @@ void sdp_timer_event(struct sdp_conn *c, int bit)
 	sdp_defer_or_process(c);
 	bh_unlock_sock(sk);
 	sock_put(sk);
+}
+
+/*
+ * The connection's timers only tell the engine which fired (a flag bit),
+ * here, so that the files the engine calls never call it back.
+ */
+static void sdp_cork_timer(struct timer_list *t)
+{
+	struct sdp_conn *c = from_timer(c, t, cork_timer);
+
+	sdp_timer_event(c, SDP_C_PUSH);
+}
+
+static void sdp_credit_timer(struct timer_list *t)
+{
+	struct sdp_conn *c = from_timer(c, t, credit_timer);
+
+	sdp_timer_event(c, SDP_C_CREDIT_DUE);
+}
+
+static void sdp_tx_timer(struct timer_list *t)
+{
+	struct sdp_conn *c = from_timer(c, t, tx_timer);
+
+	sdp_timer_event(c, SDP_C_TX_TIMEOUT);
+}
+
+static void sdp_zc_stall_timer(struct timer_list *t)
+{
+	struct sdp_conn *c = from_timer(c, t, zc_timer);
+
+	sdp_timer_event(c, SDP_C_ZC_STALL);
+}
+
+void sdp_conn_timers_init(struct sdp_conn *c)
+{
+	timer_setup(&c->cork_timer, sdp_cork_timer, 0);
+	timer_setup(&c->credit_timer, sdp_credit_timer, 0);
+	timer_setup(&c->tx_timer, sdp_tx_timer, 0);
+	timer_setup(&c->zc_timer, sdp_zc_stall_timer, 0);
 }
 
 /*

@@ -7,6 +7,12 @@
  */
 #include "sdp_rdma.h"
 
+/*
+ * The socket layer's, from sdp_transport_init() on: here, at the bottom of
+ * the transport, since every file of it reports up.
+ */
+const struct sdp_upcalls *sdp_up;
+
 void sdp_wr_init(struct sdp_wr *wr, struct sdp_conn *c,
 		 void (*done)(struct ib_cq *cq, struct ib_wc *wc))
 {
@@ -123,4 +129,23 @@ int sdp_post_inv(struct sdp_conn *c, struct sdp_wr *wr, u32 rkey)
 	};
 
 	return sdp_post(c, &iwr);
+}
+
+/* The completion handlers' side: @c has completions to take in. */
+void sdp_cq_mark(struct ib_cq *cq, struct sdp_conn *c)
+{
+	struct sdp_cq *scq = cq->cq_context;
+
+	/*
+	 * The slot's completion is stored before the mark is tested, and the
+	 * engine clears the mark before it reads the slots (sdp_cq_run()): a
+	 * connection marked on another CQ meanwhile (its previous QP's, being
+	 * reaped still) is not missed.
+	 */
+	smp_mb__before_atomic();
+	if (test_and_set_bit(SDP_C_CQ_MARKED, &c->flags))
+		return;
+	sock_hold(c->sk);
+	c->cq_next = scq->todo;
+	scq->todo = c;
 }

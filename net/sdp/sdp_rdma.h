@@ -388,9 +388,9 @@ static inline bool sdp_conn_can_send(const struct sdp_conn *c)
 	return (1 << READ_ONCE(c->sk->sk_state)) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT);
 }
 
-extern const struct sdp_upcalls *sdp_up;
-
 /* sdp_post.c: every work request goes through here */
+extern const struct sdp_upcalls *sdp_up;
+void sdp_cq_mark(struct ib_cq *cq, struct sdp_conn *c);
 int sdp_post_recv(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len);
 int sdp_post_send(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len);
 int sdp_post_read(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len,
@@ -436,7 +436,7 @@ int sdp_dev_add_conn(struct sdp_dev *sdev, struct sdp_conn *c);
 void sdp_dev_del_conn(struct sdp_conn *c);
 
 /* sdp_engine.c */
-void sdp_cq_mark(struct ib_cq *cq, struct sdp_conn *c);
+void sdp_conn_timers_init(struct sdp_conn *c);
 int sdp_cq_poll(struct irq_poll *iop, int budget);
 void sdp_cq_event(struct ib_cq *cq, void *context);
 void sdp_process(struct sdp_conn *c);
@@ -454,7 +454,6 @@ void sdp_tx_push(struct sdp_conn *c, bool force);
 void sdp_tx_watch(struct sdp_conn *c, bool rearm);
 void sdp_tx_ring_init(struct sdp_conn *c);
 void sdp_ctrl_ring_init(struct sdp_conn *c);
-void sdp_tx_timers_init(struct sdp_conn *c);
 void sdp_tx_timers_stop(struct sdp_conn *c);
 void sdp_expand_sndbuf(struct sdp_conn *c);
 void sdp_update_counts(struct sdp_conn *c);
@@ -464,7 +463,6 @@ struct sdp_bsdh *sdp_tx_ctrl_msg(struct sdp_conn *c);
 
 /* sdp_zc.c */
 void sdp_zc_init(struct sdp_conn *c);
-void sdp_zc_timer_init(struct sdp_conn *c);
 void sdp_zc_timer_stop(struct sdp_conn *c);
 void sdp_zc_release(struct sdp_conn *c);
 void sdp_zc_reap(struct sdp_conn *c);

@@ -363,20 +363,6 @@ void sdp_tx_reap(struct sdp_conn *c)
 	}
 }
 
-static void sdp_cork_timer(struct timer_list *t)
-{
-	struct sdp_conn *c = from_timer(c, t, cork_timer);
-
-	sdp_timer_event(c, SDP_C_PUSH);
-}
-
-static void sdp_credit_timer(struct timer_list *t)
-{
-	struct sdp_conn *c = from_timer(c, t, credit_timer);
-
-	sdp_timer_event(c, SDP_C_CREDIT_DUE);
-}
-
 /*
  * TCP_USER_TIMEOUT: sends the device has not completed, or data that zero
  * credits keep from going, for that long end the connection with ETIMEDOUT,
@@ -422,20 +408,6 @@ void sdp_tx_watch(struct sdp_conn *c, bool rearm)
 	}
 	if (rearm || !timer_pending(&c->tx_timer))
 		sk_reset_timer(sk, &c->tx_timer, due);
-}
-
-static void sdp_tx_timer(struct timer_list *t)
-{
-	struct sdp_conn *c = from_timer(c, t, tx_timer);
-
-	sdp_timer_event(c, SDP_C_TX_TIMEOUT);
-}
-
-void sdp_tx_timers_init(struct sdp_conn *c)
-{
-	timer_setup(&c->cork_timer, sdp_cork_timer, 0);
-	timer_setup(&c->credit_timer, sdp_credit_timer, 0);
-	timer_setup(&c->tx_timer, sdp_tx_timer, 0);
 }
 
 /* The connection is over: nothing more to time. */

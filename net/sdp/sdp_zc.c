@@ -216,18 +216,6 @@ static void sdp_zc_stalled(struct sdp_conn *c)
 	sdp_zc_sink_check(c);
 }
 
-static void sdp_zc_stall_timer(struct timer_list *t)
-{
-	struct sdp_conn *c = from_timer(c, t, zc_timer);
-
-	sdp_timer_event(c, SDP_C_ZC_STALL);
-}
-
-void sdp_zc_timer_init(struct sdp_conn *c)
-{
-	timer_setup(&c->zc_timer, sdp_zc_stall_timer, 0);
-}
-
 void sdp_zc_timer_stop(struct sdp_conn *c)
 {
 	sk_stop_timer(c->sk, &c->zc_timer);
@@ -658,8 +646,14 @@ void sdp_zc_init(struct sdp_conn *c)
  */
 void sdp_zc_release(struct sdp_conn *c)
 {
+	u32 i;
+
 	sdp_conn_zc_revoke(c);
 	if (c->zc_mr)
 		ib_dereg_mr(c->zc_mr);
 	c->zc_mr = NULL;
+	for (i = 0; c->zsink.rd && i < SDP_ZC_SLOTS; i++)
+		sdp_zc_rd_free(c, &c->zsink.rd[i]);
+	kfree(c->zsink.rd);
+	c->zsink.rd = NULL;
 }
