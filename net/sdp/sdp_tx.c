@@ -364,16 +364,19 @@ void sdp_tx_reap(struct sdp_conn *c)
 }
 
 /*
- * TCP_USER_TIMEOUT: sends the device has not completed, or data that zero
- * credits keep from going, for that long end the connection with ETIMEDOUT,
- * as TCP's unacknowledged data and zero window probes do. Unset, only
- * uncompleted sends are bounded, by SDP_TX_STALL_MS. 0: nothing to bound.
+ * TCP_USER_TIMEOUT: sends the device has not completed, our SrcAvail the
+ * peer neither reads nor answers (a live one declines what its reader
+ * leaves), or data that zero credits keep from going, for that long end
+ * the connection with ETIMEDOUT, as TCP's unacknowledged data and zero
+ * window probes do. Unset, only the first two are bounded, by
+ * SDP_TX_STALL_MS. 0: nothing to bound.
  */
 static unsigned long sdp_tx_limit(const struct sdp_conn *c)
 {
 	u32 user = sdp_up->user_timeout(c->sk);
 
-	if (c->tx_tail != c->tx_post || c->ctrl_tail != c->ctrl_head)
+	if (c->tx_tail != c->tx_post || c->ctrl_tail != c->ctrl_head ||
+	    c->zsrc.state == SDP_ZC_OUT)
 		return msecs_to_jiffies(user ?: SDP_TX_STALL_MS);
 	if (user && c->tx_post != c->tx_head &&
 	    sdp_tx_credits(c) <= SDP_CTRL_CREDITS)

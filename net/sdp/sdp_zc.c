@@ -328,6 +328,7 @@ void sdp_zc_rdmardcompl(struct sdp_conn *c, u32 len)
 	struct sdp_zc_src *z = &c->zsrc;
 
 	z->acked += len;
+	c->tx_stamp = jiffies;		/* progress, for sdp_tx_watch() */
 	c->v.stats.tx_bytes += len;
 	c->v.stats.zc_tx_bytes += len;
 	SDP_ADD_STATS(sock_net(c->sk), SDP_MIB_TX_BYTES, len);

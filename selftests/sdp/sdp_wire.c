@@ -2603,4 +2603,31 @@ TEST_F_TIMEOUT(evil_zc1, unanswered_cancel_resets, 60)
 	free(z.buf);
 }
 
+/*
+ * A peer that takes our SrcAvail and neither reads it nor answers: the
+ * send ends as TCP's unacknowledged data does, by TCP_USER_TIMEOUT
+ * (TxTimeout), with no cancel (no SO_SNDTIMEO) to wait 5 s for.
+ */
+TEST_F_TIMEOUT(evil_zc1, unread_srcavail_times_out, 30)
+{
+	long long before = sdp_stat("TxTimeout");
+	unsigned int ms = 1000;
+	struct zc_send z = {};
+	struct srcah sa;
+	double t0;
+	pthread_t t;
+
+	ASSERT_EQ(0, setsockopt(self->c.sfd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms)));
+	t0 = sdp_now();
+	zc_send_start(&z, self->c.sfd, 200000, &t);
+	ASSERT_TRUE(got_srcavail(&self->c.p, &sa));
+	pthread_join(t, NULL);
+	TH_LOG("send returned after %.1f s", sdp_now() - t0);
+	EXPECT_EQ(-1, z.n);
+	EXPECT_EQ(ETIMEDOUT, z.err);
+	EXPECT_EQ(before + 1, sdp_stat("TxTimeout"));
+	EXPECT_GT(4.5, sdp_now() - t0);
+	free(z.buf);
+}
+
 TEST_HARNESS_MAIN
