@@ -44,7 +44,33 @@ static inline void count_entries(void *arg, int type, unsigned int v, const char
 	}
 }
 
-static inline int rdma_objects(int op)
+/* The QPs of a dump's table that our module made (their kernel owner "sdp"). */
+static inline void count_sdp_qps(void *arg, int type, unsigned int v, const char *s)
+{
+	const struct nlattr *t = (const void *)(s - NLA_HDRLEN), *e, *a;
+	int left, in;
+
+	if (type != RDMA_NLDEV_ATTR_RES_QP)
+		return;
+	e = (const void *)s;
+	left = t->nla_len - NLA_HDRLEN;
+	while (sdp_nla_ok(e, left)) {
+		a = (const void *)((const char *)e + NLA_HDRLEN);
+		in = e->nla_len - NLA_HDRLEN;
+		while (sdp_nla_ok(a, in)) {
+			if ((a->nla_type & NLA_TYPE_MASK) == RDMA_NLDEV_ATTR_RES_KERN_NAME &&
+			    !strncmp((const char *)a + NLA_HDRLEN, "sdp", a->nla_len - NLA_HDRLEN))
+				(*(int *)arg)++;
+			in -= NLA_ALIGN(a->nla_len);
+			a = (const void *)((const char *)a + NLA_ALIGN(a->nla_len));
+		}
+		left -= NLA_ALIGN(e->nla_len);
+		e = (const void *)((const char *)e + NLA_ALIGN(e->nla_len));
+	}
+}
+
+static inline int rdma_dump_all(int op,
+				void (*fn)(void *arg, int type, unsigned int v, const char *s))
 {
 	struct nl_count devs = {};
 	int i, n = 0;
@@ -55,10 +81,30 @@ static inline int rdma_objects(int op)
 		char attrs[16];
 
 		sdp_nla_u32(attrs, RDMA_NLDEV_ATTR_DEV_INDEX, devs.index[i]);
-		if (sdp_rdmanl(op, true, attrs, NLA_HDRLEN + 4, count_entries, &n))
+		if (sdp_rdmanl(op, true, attrs, NLA_HDRLEN + 4, fn, &n))
 			return -1;
 	}
 	return n;
+}
+
+static inline int rdma_objects(int op)
+{
+	return rdma_dump_all(op, count_entries);
+}
+
+/*
+ * Until no QP of ours is left (a closed connection's goes after its
+ * DisConn exchange and the CM's time-wait), @secs at most: the state a
+ * program's baseline is read in.
+ */
+static inline bool sdp_qps_gone(int secs)
+{
+	for (int i = 0; i < secs * 10; i++) {
+		if (!rdma_dump_all(RDMA_NLDEV_CMD_RES_QP_GET, count_sdp_qps))
+			return true;
+		usleep(100000);
+	}
+	return false;
 }
 
 /* SDP sockets in this namespace, by sock_diag. */
