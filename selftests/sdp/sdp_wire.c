@@ -58,7 +58,7 @@ static int kernel_connects(struct __test_metadata *_metadata,
 			   FIXTURE_DATA(evil_client) *self)
 {
 	struct sockaddr_storage addr;
-	int buf_size = sdp_sysctl("buf_size"), fd;
+	int buf_size = sdp_sysctl("buf_size"), fd, err;
 	socklen_t alen;
 
 	if (peer_listen(&self->p, &addr, &alen))
@@ -66,10 +66,16 @@ static int kernel_connects(struct __test_metadata *_metadata,
 	/* receive buffers of the peer's size, as its Hello gets them below */
 	sdp_sysctl_set("buf_size", PEER_SIZE);
 	fd = socket(sdp_family(), SOCK_STREAM | SOCK_NONBLOCK, 0);
-	if (fd >= 0 && (connect(fd, (struct sockaddr *)&addr, alen) == 0 || errno == EINPROGRESS) &&
-	    !peer_accept(&self->p, (struct hh *)self->hello, &self->hello_len) &&
-	    (sdp_poll1(fd, POLLOUT, 10000) & POLLOUT) &&
-	    !sdp_getint(fd, SOL_SOCKET, SO_ERROR) && !fcntl(fd, F_SETFL, 0)) {
+	/* which step failed, for a setup that fails once in many runs */
+	if (fd < 0 || (connect(fd, (struct sockaddr *)&addr, alen) && errno != EINPROGRESS))
+		TH_LOG("socket or connect: %s", strerror(errno));
+	else if (peer_accept(&self->p, (struct hh *)self->hello, &self->hello_len))
+		TH_LOG("the peer's accept failed");
+	else if (!(sdp_poll1(fd, POLLOUT, 10000) & POLLOUT))
+		TH_LOG("not connected in 10 s");
+	else if ((err = sdp_getint(fd, SOL_SOCKET, SO_ERROR)))
+		TH_LOG("SO_ERROR %s", strerror(err));
+	else if (!fcntl(fd, F_SETFL, 0)) {
 		sdp_sysctl_set("buf_size", buf_size);
 		return fd;
 	}
