@@ -69,8 +69,9 @@ static int kernel_connects(struct __test_metadata *_metadata,
 	/* which step failed, for a setup that fails once in many runs */
 	if (fd < 0 || (connect(fd, (struct sockaddr *)&addr, alen) && errno != EINPROGRESS))
 		TH_LOG("socket or connect: %s", strerror(errno));
-	else if (peer_accept(&self->p, (struct hh *)self->hello, &self->hello_len))
-		TH_LOG("the peer's accept failed");
+	else if ((err = peer_accept(&self->p, (struct hh *)self->hello, &self->hello_len)))
+		TH_LOG("the peer's accept failed: %d (an rdma_cm event + 1000), %s",
+		       err, strerror(errno));
 	else if (!(sdp_poll1(fd, POLLOUT, 10000) & POLLOUT))
 		TH_LOG("not connected in 10 s");
 	else if ((err = sdp_getint(fd, SOL_SOCKET, SO_ERROR)))
