@@ -25,9 +25,11 @@ static inline void count_dev(void *arg, int type, unsigned int v, const char *s)
 /*
  * A dump's reply holds a table (one nested attribute) of the device's
  * objects, as many as fit in a message: count the table's entries, not
- * the messages. @s is the table's payload, its header just before it.
+ * the messages, those @keep takes (all if NULL). @s is the table's
+ * payload, its header just before it.
  */
-static inline void count_entries(void *arg, int type, unsigned int v, const char *s)
+static inline void count_table(int *n, int type, const char *s,
+			       bool (*keep)(const struct nlattr *e))
 {
 	const struct nlattr *t = (const void *)(s - NLA_HDRLEN), *e;
 	int left;
@@ -38,35 +40,37 @@ static inline void count_entries(void *arg, int type, unsigned int v, const char
 	e = (const void *)s;
 	left = t->nla_len - NLA_HDRLEN;
 	while (sdp_nla_ok(e, left)) {
-		(*(int *)arg)++;
+		if (!keep || keep(e))
+			(*n)++;
 		left -= NLA_ALIGN(e->nla_len);
 		e = (const void *)((const char *)e + NLA_ALIGN(e->nla_len));
 	}
 }
 
-/* The QPs of a dump's table that our module made (their kernel owner "sdp"). */
-static inline void count_sdp_qps(void *arg, int type, unsigned int v, const char *s)
+static inline void count_entries(void *arg, int type, unsigned int v, const char *s)
 {
-	const struct nlattr *t = (const void *)(s - NLA_HDRLEN), *e, *a;
-	int left, in;
+	count_table(arg, type, s, NULL);
+}
 
-	if (type != RDMA_NLDEV_ATTR_RES_QP)
-		return;
-	e = (const void *)s;
-	left = t->nla_len - NLA_HDRLEN;
-	while (sdp_nla_ok(e, left)) {
-		a = (const void *)((const char *)e + NLA_HDRLEN);
-		in = e->nla_len - NLA_HDRLEN;
-		while (sdp_nla_ok(a, in)) {
-			if ((a->nla_type & NLA_TYPE_MASK) == RDMA_NLDEV_ATTR_RES_KERN_NAME &&
-			    !strncmp((const char *)a + NLA_HDRLEN, "sdp", a->nla_len - NLA_HDRLEN))
-				(*(int *)arg)++;
-			in -= NLA_ALIGN(a->nla_len);
-			a = (const void *)((const char *)a + NLA_ALIGN(a->nla_len));
-		}
-		left -= NLA_ALIGN(e->nla_len);
-		e = (const void *)((const char *)e + NLA_ALIGN(e->nla_len));
+/* An entry our module made: its kernel owner is "sdp". */
+static inline bool sdp_owned(const struct nlattr *e)
+{
+	const struct nlattr *a = (const void *)((const char *)e + NLA_HDRLEN);
+	int in = e->nla_len - NLA_HDRLEN;
+
+	while (sdp_nla_ok(a, in)) {
+		if ((a->nla_type & NLA_TYPE_MASK) == RDMA_NLDEV_ATTR_RES_KERN_NAME &&
+		    !strncmp((const char *)a + NLA_HDRLEN, "sdp", a->nla_len - NLA_HDRLEN))
+			return true;
+		in -= NLA_ALIGN(a->nla_len);
+		a = (const void *)((const char *)a + NLA_ALIGN(a->nla_len));
 	}
+	return false;
+}
+
+static inline void count_sdp_owned(void *arg, int type, unsigned int v, const char *s)
+{
+	count_table(arg, type, s, sdp_owned);
 }
 
 static inline int rdma_dump_all(int op,
@@ -100,7 +104,7 @@ static inline int rdma_objects(int op)
 static inline bool sdp_qps_gone(int secs)
 {
 	for (int i = 0; i < secs * 10; i++) {
-		if (!rdma_dump_all(RDMA_NLDEV_CMD_RES_QP_GET, count_sdp_qps))
+		if (!rdma_dump_all(RDMA_NLDEV_CMD_RES_QP_GET, count_sdp_owned))
 			return true;
 		usleep(100000);
 	}

@@ -40,28 +40,6 @@ static const char *const sites[] = {
 };
 
 /*
- * Every fault disarmed (one a failed case left must not fail the next),
- * everything the case made gone; then a connection over RDMA.
- */
-static void all_back(struct __test_metadata *_metadata, const struct baseline *before)
-{
-	struct sockaddr_storage addr;
-	struct baseline now;
-	socklen_t alen;
-	int l;
-
-	for (size_t i = 0; i < sizeof(sites) / sizeof(sites[0]); i++)
-		EXPECT_EQ(0, arm(sites[i], 0));
-	EXPECT_TRUE(baseline_back(before, &now, 10))
-		TH_LOG("QPs %d -> %d, CQs %d -> %d, SDP sockets %d -> %d",
-		       before->qps, now.qps, before->cqs, now.cqs, before->socks, now.socks);
-	l = sdp_listener(sdp_family(), SDP_A, 8, &addr, &alen);
-	ASSERT_LE(0, l);
-	sdp_rdma_byte(_metadata, l, &addr, alen);
-	close(l);
-}
-
-/*
  * One baseline for every case, read with no QP of ours left: the RDMA
  * byte's connection closes while the next case runs, whose end waits for
  * it too (a case's own snapshot had caught one still closing: QPs 4 -> 3).
@@ -84,20 +62,40 @@ __attribute__((destructor)) static void settle_after(void)
 	sdp_qps_gone(15);
 }
 
+/*
+ * Every fault disarmed (one a failed case left must not fail the next),
+ * everything the case made gone; then a connection over RDMA.
+ */
+static void all_back(struct __test_metadata *_metadata)
+{
+	const struct baseline *before = &settled;
+	struct sockaddr_storage addr;
+	struct baseline now;
+	socklen_t alen;
+	int l;
+
+	for (size_t i = 0; i < sizeof(sites) / sizeof(sites[0]); i++)
+		EXPECT_EQ(0, arm(sites[i], 0));
+	EXPECT_TRUE(baseline_back(before, &now, 10))
+		TH_LOG("QPs %d -> %d, CQs %d -> %d, SDP sockets %d -> %d",
+		       before->qps, now.qps, before->cqs, now.cqs, before->socks, now.socks);
+	l = sdp_listener(sdp_family(), SDP_A, 8, &addr, &alen);
+	ASSERT_LE(0, l);
+	sdp_rdma_byte(_metadata, l, &addr, alen);
+	close(l);
+}
+
 /* The cases of one site or none: their teardown is all_back(). */
-FIXTURE(fault) {
-	struct baseline before;
-};
+FIXTURE(fault) {};
 
 FIXTURE_SETUP(fault)
 {
-	self->before = settled;
-	ASSERT_LE(0, self->before.qps);
+	ASSERT_LE(0, settled.qps);
 }
 
 FIXTURE_TEARDOWN(fault)
 {
-	all_back(_metadata, &self->before);
+	all_back(_metadata);
 }
 
 /*
@@ -125,7 +123,6 @@ TEST_F(fault, socket_without_memory)
  * (listen_site), with a listener to connect to.
  */
 struct site {
-	struct baseline before;
 	int lfd;
 	struct sockaddr_storage addr;
 	socklen_t alen;
@@ -134,8 +131,7 @@ struct site {
 
 static void site_setup(struct __test_metadata *_metadata, struct site *self)
 {
-	self->before = settled;
-	ASSERT_LE(0, self->before.qps);
+	ASSERT_LE(0, settled.qps);
 	self->rdma_only = sdp_sysctl("rdma_only");
 	self->lfd = sdp_listener(sdp_family(), SDP_A, 8, &self->addr, &self->alen);
 	ASSERT_LE(0, self->lfd);
@@ -145,7 +141,7 @@ static void site_teardown(struct __test_metadata *_metadata, struct site *self)
 {
 	sdp_sysctl_set("rdma_only", self->rdma_only);
 	close(self->lfd);
-	all_back(_metadata, &self->before);
+	all_back(_metadata);
 }
 
 FIXTURE(connect_site) {
