@@ -225,7 +225,7 @@ int sdp_conn_setup(struct sdp_conn *c, u32 rcv_max)
 							 READ_ONCE(sn->tx_bufs), c->rcv_size));
 
 	/* room for all the QP may have outstanding (below) */
-	c->cq_room = c->rx_count + c->tx_count + SDP_CTRL_SLOTS + SDP_ZC_WRS + 2;
+	c->cq_room = c->rx_count + c->tx_count + SDP_CTRL_SLOTS + sdp_zc_wrs(c->sdev) + 2;
 	c->cq = sdp_cq_get(c->sdev, c->cq_room);
 	if (IS_ERR(c->cq)) {
 		err = PTR_ERR(c->cq);
@@ -237,7 +237,7 @@ int sdp_conn_setup(struct sdp_conn *c, u32 rcv_max)
 	attr.send_cq = c->cq;
 	attr.recv_cq = c->cq;
 	/* One more of each for ib_drain_qp()'s marker. */
-	attr.cap.max_send_wr = c->tx_count + SDP_CTRL_SLOTS + SDP_ZC_WRS + 1;
+	attr.cap.max_send_wr = c->tx_count + SDP_CTRL_SLOTS + sdp_zc_wrs(c->sdev) + 1;
 	attr.cap.max_recv_wr = c->rx_count + 1;
 	attr.cap.max_send_sge = 1;
 	attr.cap.max_recv_sge = 1;

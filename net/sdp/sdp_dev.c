@@ -45,6 +45,7 @@ static void sdp_quirks_init(struct sdp_dev *sdev)
 			     (a->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS) &&
 			     a->max_fast_reg_page_list_len >= SDP_ZC_PAGES;
 	sdev->quirks.reg_alone = ibdev->ops.driver_id == RDMA_DRIVER_RXE;
+	sdev->quirks.read_fence = ibdev->ops.driver_id == RDMA_DRIVER_RXE;
 }
 
 static int sdp_add_one(struct ib_device *ibdev)

@@ -76,7 +76,13 @@ int sdp_post_send(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len)
 	return sdp_post(c, &swr);
 }
 
-/* An RDMA Read of the peer's @len bytes at @raddr (@rkey) into @dma. */
+/*
+ * An RDMA Read of the peer's @len bytes at @raddr (@rkey) into @dma, and
+ * where the device needs it (quirks.read_fence) a read of the last byte
+ * again after it, signalled instead (not a zero-byte read: 6.1's rxe
+ * dereferences the NULL region of one it fails to answer). Each completes
+ * under @wr if it fails or flushes.
+ */
 int sdp_post_read(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len,
 		  u64 raddr, u32 rkey)
 {
@@ -84,6 +90,22 @@ int sdp_post_read(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len,
 		.addr	= dma,
 		.length	= len,
 		.lkey	= c->lkey,
+	};
+	struct ib_sge last = {
+		.addr	= dma + len - 1,
+		.length	= 1,
+		.lkey	= c->lkey,
+	};
+	struct ib_rdma_wr fence = {
+		.wr = {
+			.wr_cqe		= &wr->cqe,
+			.sg_list	= &last,
+			.num_sge	= 1,
+			.opcode		= IB_WR_RDMA_READ,
+			.send_flags	= IB_SEND_SIGNALED,
+		},
+		.remote_addr	= raddr + len - 1,
+		.rkey		= rkey,
 	};
 	struct ib_rdma_wr rwr = {
 		.wr = {
@@ -97,6 +119,10 @@ int sdp_post_read(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len,
 		.rkey		= rkey,
 	};
 
+	if (c->sdev->quirks.read_fence) {
+		rwr.wr.send_flags = 0;
+		rwr.wr.next = &fence.wr;
+	}
 	ib_dma_sync_single_for_device(c->sdev->ibdev, dma, len, DMA_FROM_DEVICE);
 	return sdp_post(c, &rwr.wr);
 }

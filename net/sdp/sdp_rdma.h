@@ -81,6 +81,19 @@ struct sdp_quirks {
 	 * QP to error: a registration waits for an empty send queue there.
 	 */
 	bool	reg_alone;
+	/*
+	 * Soft-RoCE can complete an RDMA Read as successful with its bytes
+	 * never written: a read response it failed to send (its link down,
+	 * the GID gone) stays half-served, it answers the read's retry from
+	 * there with a response that does not start a message, and its
+	 * completer ends the read as a protocol error with the status still
+	 * IB_WC_SUCCESS (rxe_comp.c: check_ack(), then the WARN on that status
+	 * in COMPST_ERROR), then puts the QP in error. Only the work request
+	 * it is on completes so: there a buffer's read is unsignalled, and a
+	 * read of its last byte again after it is the one signalled, which the
+	 * error flushes.
+	 */
+	bool	read_fence;
 	u8	rd_depth;	/* RDMA Reads in and out at once, as the device allows */
 };
 
@@ -192,8 +205,6 @@ enum {
  * copies, which the peer's send ring holds as TCP's send buffer would.
  */
 #define SDP_ZC_STALL		(HZ / 25)
-/* Send queue entries zero-copy may take: the reads, a registration, its invalidation. */
-#define SDP_ZC_WRS		(SDP_ZC_READS + 2)
 /* RDMA Reads a QP takes in, or has out, at once (at most SDP_ZC_READS) */
 #define SDP_ZC_RD_DEPTH		4
 /* The pages of a SrcAvail at its largest, unaligned at both ends. */
@@ -356,6 +367,12 @@ struct sdp_conn {
 };
 
 static_assert(offsetof(struct sdp_conn, v) == 0);
+
+/* Send queue entries zero-copy may take: the reads, a registration, its invalidation. */
+static inline u32 sdp_zc_wrs(const struct sdp_dev *sdev)
+{
+	return SDP_ZC_READS * (sdev->quirks.read_fence ? 2 : 1) + 2;
+}
 
 /* Where reading stands in the stream: bytes received less those unread. */
 static inline u32 sdp_copied_seq(const struct sdp_conn *c)

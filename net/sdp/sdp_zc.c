@@ -71,6 +71,9 @@ static void sdp_zc_read_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct sdp_wr *wr = sdp_wr_of(wc);
 	struct sdp_rx_slot *slot = container_of(wr, struct sdp_rx_slot, wr);
 
+	/* the first says: the signalled one, or the read that failed (its fence flushes) */
+	if (slot->done)
+		return;
 	slot->status = wc->status;
 	smp_store_release(&slot->done, true);
 	sdp_cq_mark(cq, wr->conn);
@@ -125,10 +128,9 @@ int sdp_zc_read_more(struct sdp_conn *c, gfp_t gfp)
 		slot->done = false;
 		err = sdp_post_read(c, &slot->wr, slot->dma, n, k->vaddr + k->posted,
 				    k->rkey);
-		if (err) {
-			sdp_zc_rd_free(c, slot);
+		/* (its read may be posted, not its fence: the buffer waits for the drain, sdp_zc_release()) */
+		if (err)
 			return err;
-		}
 		k->rd_head++;
 		k->posted += n;
 		c->v.stats.zc_reads++;

@@ -832,7 +832,7 @@ TEST_F_TIMEOUT(soak, many_at_once, 900)
 	if (rdma >= 100) {
 		/*
 		 * Their QPs share completion queues: a CQ serves many (its
-		 * entries over a QP's room, some 38 by default). (Those that
+		 * entries over a QP's room, some 46 on Soft-RoCE). (Those that
 		 * lingered at the start, counted in before, only make it less.)
 		 */
 		int all = rdma_objects(RDMA_NLDEV_CMD_RES_CQ_GET);
