@@ -86,45 +86,25 @@ int sdp_post_send(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len)
 int sdp_post_read(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len,
 		  u64 raddr, u32 rkey)
 {
-	struct ib_sge sge = {
-		.addr	= dma,
-		.length	= len,
-		.lkey	= c->lkey,
+	struct ib_sge sge[2] = {
+		{ .addr = dma, .length = len, .lkey = c->lkey },
+		{ .addr = dma + len - 1, .length = 1, .lkey = c->lkey },	/* the fence */
 	};
-	struct ib_sge last = {
-		.addr	= dma + len - 1,
-		.length	= 1,
-		.lkey	= c->lkey,
-	};
-	struct ib_rdma_wr fence = {
-		.wr = {
-			.wr_cqe		= &wr->cqe,
-			.sg_list	= &last,
-			.num_sge	= 1,
-			.opcode		= IB_WR_RDMA_READ,
-			.send_flags	= IB_SEND_SIGNALED,
-		},
-		.remote_addr	= raddr + len - 1,
-		.rkey		= rkey,
-	};
-	struct ib_rdma_wr rwr = {
-		.wr = {
-			.wr_cqe		= &wr->cqe,
-			.sg_list	= &sge,
-			.num_sge	= 1,
-			.opcode		= IB_WR_RDMA_READ,
-			.send_flags	= IB_SEND_SIGNALED,
-		},
-		.remote_addr	= raddr,
-		.rkey		= rkey,
-	};
+	struct ib_rdma_wr rwr[2] = {};
+	u32 i, n = c->sdev->quirks.read_fence ? 2 : 1;
 
-	if (c->sdev->quirks.read_fence) {
-		rwr.wr.send_flags = 0;
-		rwr.wr.next = &fence.wr;
+	for (i = 0; i < n; i++) {
+		rwr[i].wr.wr_cqe = &wr->cqe;
+		rwr[i].wr.sg_list = &sge[i];
+		rwr[i].wr.num_sge = 1;
+		rwr[i].wr.opcode = IB_WR_RDMA_READ;
+		rwr[i].wr.next = i + 1 < n ? &rwr[i + 1].wr : NULL;
+		rwr[i].remote_addr = raddr + (sge[i].addr - dma);
+		rwr[i].rkey = rkey;
 	}
+	rwr[n - 1].wr.send_flags = IB_SEND_SIGNALED;
 	ib_dma_sync_single_for_device(c->sdev->ibdev, dma, len, DMA_FROM_DEVICE);
-	return sdp_post(c, &rwr.wr);
+	return sdp_post(c, &rwr[0].wr);
 }
 
 /* Register @mr (mapped already, ib_map_mr_sg()) with @access, under its rkey. */

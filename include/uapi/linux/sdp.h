@@ -141,7 +141,8 @@ struct sdp_info {
 	__u32	syn_queue;	/* a listener's children not yet established */
 	/*
 	 * Zero-copy (of tx_bytes and rx_bytes): bytes the peer read from our
-	 * SrcAvails, bytes we read from its, and the RDMA Reads that took them.
+	 * SrcAvails, bytes we read from its, and the RDMA Reads that took them
+	 * (Soft-RoCE's fence reads too).
 	 */
 	__u32	zc_reads;
 	__u64	zc_tx_bytes;
