@@ -162,6 +162,34 @@ static void prove(struct __test_metadata *_metadata, FIXTURE_DATA(zc) *self, boo
 }
 
 /*
+ * Soft-RoCE (quirks.read_fence): each read of a buffer is followed by a
+ * fence, a read of one PSN, and ZcopyReads counts both. The reader's PSNs
+ * since the proof began: its messages, a PSN per MTU of what it read
+ * (more where a read ends short of one), and one per fence at least.
+ */
+static void fences_on_the_wire(struct __test_metadata *_metadata, FIXTURE_DATA(zc) *self)
+{
+	const struct sdp_info *i0 = &self->pr.info[1];
+	unsigned long long psns = 0, least = 0;
+	struct sdp_qp_state q;
+	struct sdp_info ib;
+	int try;
+
+	/* (what is posted takes its PSNs as the device sends it) */
+	for (try = 0; try < 50; try++) {
+		ASSERT_EQ(0, sdp_info(self->b, &ib));
+		ASSERT_EQ(0, sdp_qp_state(ib.ibdev, ib.qp_num, &q));
+		psns = (q.sq_psn - self->pr.qp[1].sq_psn) & SDP_PSN_MASK;
+		least = ib.tx_msgs - i0->tx_msgs + (ib.zc_rx_bytes - i0->zc_rx_bytes) / ib.path_mtu +
+			(ib.zc_reads - i0->zc_reads) / 2;
+		if (least <= psns)
+			break;
+		usleep(100000);
+	}
+	EXPECT_LE(least, psns) TH_LOG("%s: %llu PSNs, no fence after its reads?", ib.ibdev, psns);
+}
+
+/*
  * Each size at each misalignment, sent whole by one blocking send() and
  * overwritten as soon as it returns: the reader sees only what was sent.
  */
@@ -215,6 +243,8 @@ TEST_F_TIMEOUT(zc, sizes_and_alignments_arrive_intact, 300)
 		EXPECT_EQ(sent, ib.rx_bytes);
 		TH_LOG("%llu B sent, %lld B in %lld SrcAvails, read in %u RDMA Reads",
 		       sent, zc, avails, ib.zc_reads);
+		if (!strncmp(ib.ibdev, "rxe", 3))
+			fences_on_the_wire(_metadata, self);
 	}
 	free(buf);
 	prove(_metadata, self, variant->sdp);
