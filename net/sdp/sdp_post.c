@@ -91,7 +91,7 @@ int sdp_post_read(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len,
 		{ .addr = dma + len - 1, .length = 1, .lkey = c->lkey },	/* the fence */
 	};
 	struct ib_rdma_wr rwr[2] = {};
-	u32 i, n = c->sdev->quirks.read_fence ? 2 : 1;
+	u32 i, n = sdp_read_wrs(c->sdev);
 
 	for (i = 0; i < n; i++) {
 		rwr[i].wr.wr_cqe = &wr->cqe;

@@ -368,10 +368,16 @@ struct sdp_conn {
 
 static_assert(offsetof(struct sdp_conn, v) == 0);
 
+/* Work requests a buffer's read takes: the read, and its fence (quirks.read_fence). */
+static inline u32 sdp_read_wrs(const struct sdp_dev *sdev)
+{
+	return sdev->quirks.read_fence ? 2 : 1;
+}
+
 /* Send queue entries zero-copy may take: the reads, a registration, its invalidation. */
 static inline u32 sdp_zc_wrs(const struct sdp_dev *sdev)
 {
-	return SDP_ZC_READS * (sdev->quirks.read_fence ? 2 : 1) + 2;
+	return SDP_ZC_READS * sdp_read_wrs(sdev) + 2;
 }
 
 /* Where reading stands in the stream: bytes received less those unread. */

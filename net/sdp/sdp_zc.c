@@ -100,7 +100,7 @@ int sdp_zc_read_more(struct sdp_conn *c, gfp_t gfp)
 {
 	struct sdp_zc_sink *k = &c->zsink;
 	struct sdp_rx_slot *slot;
-	u32 n, reads;
+	u32 n;
 	int err;
 
 	while (c->v.live && k->reading && !k->cancel && k->posted < k->len) {
@@ -134,9 +134,8 @@ int sdp_zc_read_more(struct sdp_conn *c, gfp_t gfp)
 		k->rd_head++;
 		k->posted += n;
 		/* (a fence is a read too: it takes a request and a response of its own) */
-		reads = c->sdev->quirks.read_fence ? 2 : 1;
-		c->v.stats.zc_reads += reads;
-		SDP_ADD_STATS(sock_net(c->sk), SDP_MIB_ZC_READS, reads);
+		c->v.stats.zc_reads += sdp_read_wrs(c->sdev);
+		SDP_ADD_STATS(sock_net(c->sk), SDP_MIB_ZC_READS, sdp_read_wrs(c->sdev));
 	}
 	/* nothing in flight, more to read: our reader holds it; declined if it stays so */
 	if (c->v.live && k->reading && !k->cancel && k->posted < k->len &&

@@ -170,23 +170,17 @@ static void prove(struct __test_metadata *_metadata, FIXTURE_DATA(zc) *self, boo
 static void fences_on_the_wire(struct __test_metadata *_metadata, FIXTURE_DATA(zc) *self)
 {
 	const struct sdp_info *i0 = &self->pr.info[1];
-	unsigned long long psns = 0, least = 0;
-	struct sdp_qp_state q;
-	struct sdp_info ib;
-	int try;
+	unsigned long long psns, least;
+	struct sdp_qp_state qp[2];
+	struct sdp_info now[2];
 
 	/* (what is posted takes its PSNs as the device sends it) */
-	for (try = 0; try < 50; try++) {
-		ASSERT_EQ(0, sdp_info(self->b, &ib));
-		ASSERT_EQ(0, sdp_qp_state(ib.ibdev, ib.qp_num, &q));
-		psns = (q.sq_psn - self->pr.qp[1].sq_psn) & SDP_PSN_MASK;
-		least = ib.tx_msgs - i0->tx_msgs + (ib.zc_rx_bytes - i0->zc_rx_bytes) / ib.path_mtu +
-			(ib.zc_reads - i0->zc_reads) / 2;
-		if (least <= psns)
-			break;
-		usleep(100000);
-	}
-	EXPECT_LE(least, psns) TH_LOG("%s: %llu PSNs, no fence after its reads?", ib.ibdev, psns);
+	ASSERT_EQ(0, sdp_proof_read_still(&self->pr, now, qp));
+	psns = (qp[1].sq_psn - self->pr.qp[1].sq_psn) & SDP_PSN_MASK;
+	least = now[1].tx_msgs - i0->tx_msgs +
+		(now[1].zc_rx_bytes - i0->zc_rx_bytes) / now[1].path_mtu +
+		(now[1].zc_reads - i0->zc_reads) / 2;
+	EXPECT_LE(least, psns) TH_LOG("%s: %llu PSNs, no fence after its reads?", now[1].ibdev, psns);
 }
 
 /*
