@@ -2,14 +2,19 @@
 /*
  * sdp_connbench: how long connect() takes, over SDP or TCP.
  *
- *   sdp_connbench -l [-f tcp|sdp] ADDR PORT     accept and close, forever
- *   sdp_connbench [-f tcp|sdp] [-n N] ADDR PORT connect+close N times
+ *   sdp_connbench -l [-e] [-f tcp|sdp] ADDR PORT     accept and close, forever
+ *   sdp_connbench [-e] [-f tcp|sdp] [-n N] ADDR PORT connect+close N times
+ *
+ * With -e (both ends) each connection also carries a 1-byte echo before it
+ * closes: the client sends a byte and waits for it to come back, so a cycle
+ * ends only once the connection has moved data both ways.
  *
  * The client prints one line:
  *   first_us=F median_us=M p99_us=P rate_per_s=R transport=tcp|rdma
  * where "first" is the first connect (uncached) and the others are over the
- * remaining ones; rate counts connect+close cycles per second. No tool in
- * Debian opens family 27 for this, hence this one.
+ * remaining ones (connect, or connect and echo with -e); rate counts whole
+ * cycles, close included, per second. No tool in Debian opens family 27 for
+ * this, hence this one.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -40,11 +45,25 @@ static int cmp_double(const void *a, const void *b)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: sdp_connbench [-l] [-f tcp|sdp] [-n N] ADDR PORT\n");
+	fprintf(stderr, "usage: sdp_connbench [-l] [-e] [-f tcp|sdp] [-n N] ADDR PORT\n");
 	exit(2);
 }
 
-static int serve(int fam, const struct sockaddr_in *sin)
+/* 0 once the byte went to the peer and came back (client) or back (server). */
+static int echo(int fd, int first)
+{
+	char c = 'e';
+
+	if (first && send(fd, &c, 1, MSG_NOSIGNAL) != 1)
+		return -1;
+	if (recv(fd, &c, 1, MSG_WAITALL) != 1)
+		return -1;
+	if (!first && send(fd, &c, 1, MSG_NOSIGNAL) != 1)
+		return -1;
+	return 0;
+}
+
+static int serve(int fam, const struct sockaddr_in *sin, int do_echo)
 {
 	int one = 1, l = socket(fam, SOCK_STREAM, 0);
 
@@ -56,8 +75,11 @@ static int serve(int fam, const struct sockaddr_in *sin)
 	for (;;) {
 		int a = accept(l, NULL, NULL);
 
-		if (a >= 0)
+		if (a >= 0) {
+			if (do_echo)
+				echo(a, 0);
 			close(a);
+		}
 		else if (errno != EINTR && errno != ECONNABORTED)
 			return 1;
 	}
@@ -78,14 +100,17 @@ static const char *transport(int fd, int fam)
 int main(int argc, char **argv)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET };
-	int fam = AF_INET, n = 100, listen_mode = 0, c, i;
+	int fam = AF_INET, n = 100, listen_mode = 0, do_echo = 0, c, i;
 	const char *tp = "tcp";
 	double *t, t0, total;
 
-	while ((c = getopt(argc, argv, "lf:n:")) != -1) {
+	while ((c = getopt(argc, argv, "lef:n:")) != -1) {
 		switch (c) {
 		case 'l':
 			listen_mode = 1;
+			break;
+		case 'e':
+			do_echo = 1;
 			break;
 		case 'f':
 			if (!strcmp(optarg, "sdp"))
@@ -106,7 +131,7 @@ int main(int argc, char **argv)
 		usage();
 	sin.sin_port = htons(atoi(argv[optind + 1]));
 	if (listen_mode)
-		return serve(fam, &sin);
+		return serve(fam, &sin, do_echo);
 
 	t = calloc(n, sizeof(*t));
 	if (!t)
@@ -118,6 +143,12 @@ int main(int argc, char **argv)
 
 		if (fd < 0 || connect(fd, (struct sockaddr *)&sin, sizeof(sin))) {
 			fprintf(stderr, "sdp_connbench: connect %d: %s\n", i, strerror(errno));
+			return 1;
+		}
+		errno = 0;
+		if (do_echo && echo(fd, 1)) {
+			fprintf(stderr, "sdp_connbench: echo %d: %s\n", i,
+				errno ? strerror(errno) : "connection closed");
 			return 1;
 		}
 		t[i] = now_us() - s;
