@@ -23,7 +23,7 @@ PKGS=(
 	qemu-system-x86 busybox-static kmod cpio iproute2 util-linux
 	rdma-core ibverbs-utils rdmacm-utils perftest libibverbs-dev librdmacm-dev
 	socat netcat-openbsd curl python3 iperf3 qperf procps bc gnuplot-nox inetutils-telnet
-	dkms fakeroot lintian man-db strace
+	dkms fakeroot lintian man-db strace linux-perf
 	libcrypt1 libpcre2-8-0 libssl3 zlib1g
 )
 # Building a whole kernel (scripts/debug-kernel), on top of PKGS.

@@ -320,6 +320,18 @@ for p in ("TCP", "rsockets", "SDP"):
         if note:
             say("  %s at %d: %s" % (p, n, note))
 
+# ---- where an idle connection's memory goes (the target: 16 KiB an end)
+for p in ("SDP", "TCP"):
+    owners = [r for r in rows if r["section"] == "budget" and r["path"] == p]
+    for n in sorted({int(r["size"]) for r in owners}):
+        if n < 100:
+            continue    # a count of 1 is noise at this grain
+        parts = [(r["metric"], num(r["value"])) for r in owners if int(r["size"]) == n]
+        total = get("mem", p, mem_tool[p], n, "memfree_kib_per_end")
+        say("  %s's budget at %d connections, KiB per end (of %s; the target is 16):"
+            % (p, n, fmt(total)))
+        say("    " + ", ".join("%s %s" % (o, fmt(v)) for o, v in parts))
+
 # ---- many connections at once
 many_n = sorted({int(r["size"]) for r in rows if r["section"] == "many" and r["size"].isdigit()})
 many = {}
@@ -441,6 +453,14 @@ if os.path.exists(fb):
     say("SDP fallback to TCP (scripts/bench.d/fallback-connect):")
     for ln in open(fb):
         say("  " + ln.rstrip())
+for name, what in (("setup", "connect, 1 B echo, close"), ("pingpong", "64 B epoll ping-pong")):
+    pf = os.path.join(out_dir, "profile-%s.txt" % name)
+    if os.path.exists(pf) and os.path.getsize(pf):
+        say()
+        say("Where SDP's time goes: %s, every CPU, self time (perf, cpu-clock; profile-%s.txt)"
+            % (what, name))
+        for ln in list(open(pf))[:20]:
+            say("  " + ln.rstrip())
 
 open(os.path.join(out_dir, "report.txt"), "w").write("\n".join(lines) + "\n")
 with open(os.path.join(out_dir, "ratios.csv"), "w", newline="") as f:
