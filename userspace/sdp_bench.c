@@ -25,8 +25,9 @@
  *   stream: mbytes_per_s= bytes= secs= streams= transport=
  *   many:   mbytes_per_s= bytes= secs= conns= moved= min_kib= median_kib=
  *           max_kib= wait= transport= rdma=
- *   hold:   "ready n=N transport= rdma= secs=" once all are up, then wait
- *           for EOF on stdin.
+ *   hold:   "started", then on a line on stdin dials, "ready n=N
+ *           transport= rdma= secs=" once all are up, then waits for EOF on
+ *           stdin.
  * transport is rdma or tcp for SDP (SDP_INFO), the family name otherwise;
  * rdma= counts the connections over RDMA (SDP only; 0 otherwise).
  * Both ends raise RLIMIT_NOFILE to hold tens of thousands of sockets.
@@ -723,11 +724,17 @@ static int count_rdma(const int *fd, int n)
 static int run_hold(int n, int dialers)
 {
 	int *fd = calloc(n, sizeof(*fd)), i;
-	double t0 = now_s();
+	double t0;
 	char c;
 
 	if (!fd)
 		die("calloc");
+	/* the caller counts memory from here: this process is all there */
+	printf("started\n");
+	fflush(stdout);
+	while (read(0, &c, 1) > 0 && c != '\n')
+		;
+	t0 = now_s();
 	dial_many(fd, n, dialers, M_HOLD, 64);
 	printf("ready n=%d transport=%s rdma=%d secs=%.1f\n", n, transport(fd[n - 1]),
 	       count_rdma(fd, n), now_s() - t0);
