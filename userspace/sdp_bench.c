@@ -758,6 +758,21 @@ static int cmp_ll(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Up to 100 ms for any of `many`'s connections: the ready ones' indices. */
+static int many_wait(int epfd, struct epoll_event *ev, struct pollfd *pfd, int n, int *ready)
+{
+	int r = epfd >= 0 ? epoll_wait(epfd, ev, n, 100) : poll(pfd, n, 100), k, m = 0;
+
+	if (r < 0 && errno != EINTR)
+		die("wait");
+	for (k = 0; r > 0 && k < (epfd >= 0 ? r : n); k++)
+		if (epfd >= 0)
+			ready[m++] = (int)ev[k].data.u32;
+		else if (pfd[k].fd >= 0 && pfd[k].revents)
+			ready[m++] = k;
+	return m;
+}
+
 /*
  * N connections streaming at once from one thread: each is written SIZE
  * bytes at a time whenever it is writable, for SECS; then every one is shut
@@ -771,10 +786,11 @@ static int run_many(int n, size_t size, double secs, int dialers)
 	char *buf = calloc(1, size), *sink = malloc(4096);
 	struct pollfd *pfd = calloc(n, sizeof(*pfd));
 	struct epoll_event *ev = calloc(n, sizeof(*ev));
+	int *ready = calloc(n, sizeof(*ready));
 	int epfd = -1, i, k, left, moved = 0, rdma;
 	double t0, t1, end;
 
-	if (!fd || !sent || !off || !buf || !sink || !pfd || !ev)
+	if (!fd || !sent || !off || !buf || !sink || !pfd || !ev || !ready)
 		die("calloc");
 	dial_many(fd, n, dialers, M_SINK, size);
 	rdma = count_rdma(fd, n);
@@ -792,16 +808,12 @@ static int run_many(int n, size_t size, double secs, int dialers)
 	t0 = now_s();
 	end = t0 + secs;
 	while (now_s() < end) {
-		int r = epfd >= 0 ? epoll_wait(epfd, ev, n, 100) : poll(pfd, n, 100);
+		int r = many_wait(epfd, ev, pfd, n, ready);
 
-		if (r < 0 && errno != EINTR)
-			die("wait");
-		for (k = 0; r > 0 && k < (epfd >= 0 ? r : n); k++) {
+		for (k = 0; k < r; k++) {
 			ssize_t m;
 
-			i = epfd >= 0 ? (int)ev[k].data.u32 : k;
-			if (epfd < 0 && !pfd[i].revents)
-				continue;
+			i = ready[k];
 			m = send(fd[i], buf + off[i], size - off[i], MSG_NOSIGNAL);
 			if (m < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
 				continue;
@@ -827,16 +839,12 @@ static int run_many(int n, size_t size, double secs, int dialers)
 	left = n;
 	end = now_s() + 10 * secs + 60;
 	while (left && now_s() < end) {
-		int r = epfd >= 0 ? epoll_wait(epfd, ev, n, 100) : poll(pfd, n, 100);
+		int r = many_wait(epfd, ev, pfd, n, ready);
 
-		if (r < 0 && errno != EINTR)
-			die("wait");
-		for (k = 0; r > 0 && k < (epfd >= 0 ? r : n); k++) {
+		for (k = 0; k < r; k++) {
 			ssize_t m;
 
-			i = epfd >= 0 ? (int)ev[k].data.u32 : k;
-			if (epfd < 0 && (pfd[i].fd < 0 || !pfd[i].revents))
-				continue;
+			i = ready[k];
 			m = recv(fd[i], sink, 4096, 0);
 			if (m < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
 				continue;

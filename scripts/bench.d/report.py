@@ -165,7 +165,8 @@ if ev_sizes:
     say("Ping-pong round trip by how the ends wait, µs: median / p99 (rstream: mean).")
     say("blocking: blocking calls (rstream -T b); event: non-blocking sockets and")
     say("epoll_wait() before each read, rsockets poll() (its rpoll(): rsockets has")
-    say("no epoll; rstream -T a). SDP/rs against rsockets' best tool of that kind.")
+    say("no epoll; rstream -T a -T b: a blocking rpoll()). SDP/rs against rsockets'")
+    say("best tool of that kind.")
     head = ["size", "wait", "verbs", "rstream", "rs preload", "TCP", "SDP", "SDP/rs", "SDP/TCP",
             "SDP/verbs"]
     body = []
