@@ -10,6 +10,8 @@
 #include <linux/bvec.h>
 #include <linux/memcontrol.h>
 #include <linux/net.h>
+#include <linux/netdevice.h>
+#include <linux/slab.h>
 #include <linux/socket.h>
 #include <linux/uio.h>
 #include <linux/version.h>
@@ -140,6 +142,32 @@ static inline bool sdp_iter_user_seg(const struct iov_iter *i, unsigned long *ad
 	}
 #endif
 	return *len > 0;
+}
+
+/*
+ * 6.10: a device that only holds NAPI contexts comes from
+ * alloc_netdev_dummy(); 6.1 initialises one of its caller's.
+ */
+static inline struct net_device *sdp_alloc_netdev_dummy(void)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+	return alloc_netdev_dummy(0);
+#else
+	struct net_device *dev = kzalloc(sizeof(*dev), GFP_KERNEL);
+
+	if (dev)
+		init_dummy_netdev(dev);
+	return dev;
+#endif
+}
+
+static inline void sdp_free_netdev_dummy(struct net_device *dev)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+	free_netdev(dev);
+#else
+	kfree(dev);
+#endif
 }
 
 #endif /* _NET_SDP_COMPAT_H */

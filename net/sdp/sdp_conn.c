@@ -171,13 +171,26 @@ void sdp_conn_qp_err(struct sdp_conn *c)
 		ib_modify_qp(c->qp, &attr, IB_QP_STATE);
 }
 
+/*
+ * A waiter that busy polls the socket (sock_poll(), epoll, recv) reaps its
+ * connection's CQ through this ID, as it would a NIC queue's over TCP.
+ */
+static void sdp_conn_napi_id(struct sdp_conn *c, u32 id)
+{
+#ifdef CONFIG_NET_RX_BUSY_POLL
+	WRITE_ONCE(c->sk->sk_napi_id, id);
+#endif
+}
+
 /* Every resource sdp_conn_setup() took, given back; the connection is idle. */
 static void sdp_conn_res_free(struct sdp_conn *c)
 {
 	sdp_zc_release(c);
 	sdp_qp_destroy(c);
-	if (c->cq)
+	if (c->cq) {
+		sdp_conn_napi_id(c, 0);
 		sdp_cq_put(c->sdev, c->cq, c->cq_room);
+	}
 	sdp_bufs_free(c);
 	if (!list_empty(&c->dev_item))
 		sdp_dev_del_conn(c);
@@ -232,6 +245,7 @@ int sdp_conn_setup(struct sdp_conn *c, u32 rcv_max)
 		c->cq = NULL;
 		goto err;
 	}
+	sdp_conn_napi_id(c, sdp_cq_napi_id(c->cq));
 	attr.event_handler = sdp_qp_event;
 	attr.qp_context = c;
 	attr.send_cq = c->cq;

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Sockets Direct Protocol: completion queues shared by the connections of a
- * device, reaped in softirq with a budget (irq_poll), as the KSOVIA paper's
- * kernel sockets layer reaps one system-wide queue in a bottom half.
+ * device, reaped in softirq with a budget, as the KSOVIA paper's kernel
+ * sockets layer reaps one system-wide queue in a bottom half. The poller
+ * is a NAPI context of the CQ's own (on a dummy net device of the device's),
+ * so that a waiter that busy polls (SO_BUSY_POLL, net.core.busy_read and
+ * busy_poll, epoll) reaps the CQ of its socket itself, as over a NIC's queue.
  *
  * Each device has a set of CQs for each of its completion vectors; a
  * connection takes room for every completion its QP can produce on a CQ of
@@ -49,11 +52,14 @@ static struct sdp_cq *sdp_cq_create(struct sdp_dev *sdev, int vector)
 		return ERR_PTR(-ENOMEM);
 	scq->sdev = sdev;
 	scq->vector = vector;
-	irq_poll_init(&scq->iop, SDP_CQ_BUDGET, sdp_cq_poll);
+	netif_napi_add(sdev->napi_dev, &scq->napi, sdp_cq_poll);
+	napi_enable(&scq->napi);
 	scq->cq = ib_create_cq(sdev->ibdev, sdp_cq_event, sdp_cq_error, scq, &attr);
 	if (IS_ERR(scq->cq)) {
 		struct ib_cq *cq = scq->cq;
 
+		napi_disable(&scq->napi);
+		netif_napi_del(&scq->napi);
 		kfree(scq);
 		return ERR_CAST(cq);
 	}
@@ -65,9 +71,13 @@ static struct sdp_cq *sdp_cq_create(struct sdp_dev *sdev, int vector)
 static void sdp_cq_destroy(struct sdp_cq *scq)
 {
 	/* (no QP is left on it: nothing completes any more) */
-	irq_poll_disable(&scq->iop);
-	/* a poll that let go of it may still be in its last lines (softirq) */
-	synchronize_rcu();
+	napi_disable(&scq->napi);
+	/*
+	 * Gone from busy polling's table; a poll that let go of it may still
+	 * be in its last lines (softirq, or a busy poller's RCU section):
+	 * netif_napi_del() waits for both.
+	 */
+	netif_napi_del(&scq->napi);
 	ib_destroy_cq(scq->cq);
 	kfree(scq);
 }
@@ -108,6 +118,14 @@ struct ib_cq *sdp_cq_get(struct sdp_dev *sdev, u32 nr)
 	return found->cq;
 }
 
+/* The ID busy polling knows @cq's poller by (a socket's sk_napi_id). */
+u32 sdp_cq_napi_id(struct ib_cq *cq)
+{
+	struct sdp_cq *scq = cq->cq_context;
+
+	return READ_ONCE(scq->napi.napi_id);
+}
+
 /* Give back what sdp_cq_get() took; its QP is gone. */
 void sdp_cq_put(struct sdp_dev *sdev, struct ib_cq *cq, u32 nr)
 {
@@ -143,7 +161,7 @@ static void sdp_cq_reap(struct sdp_dev *sdev, bool all)
 	/* one still used when the device goes is our bug: it stays, unpolled */
 	if (all && WARN_ON_ONCE(!list_empty(&sdev->cqs)))
 		list_for_each_entry(scq, &sdev->cqs, node)
-			irq_poll_disable(&scq->iop);
+			napi_disable(&scq->napi);
 	mutex_unlock(&sdev->lock);
 	list_for_each_entry_safe(scq, tmp, &gone, node)
 		sdp_cq_destroy(scq);
@@ -154,10 +172,14 @@ static void sdp_cq_reap_work(struct work_struct *work)
 	sdp_cq_reap(container_of(to_delayed_work(work), struct sdp_dev, cq_reap), false);
 }
 
-void sdp_cq_init(struct sdp_dev *sdev)
+int sdp_cq_init(struct sdp_dev *sdev)
 {
+	sdev->napi_dev = sdp_alloc_netdev_dummy();
+	if (!sdev->napi_dev)
+		return -ENOMEM;
 	INIT_LIST_HEAD(&sdev->cqs);
 	INIT_DELAYED_WORK(&sdev->cq_reap, sdp_cq_reap_work);
+	return 0;
 }
 
 /* The device goes: no connection is left on it, so no CQ is used. */
@@ -165,4 +187,7 @@ void sdp_cq_exit(struct sdp_dev *sdev)
 {
 	cancel_delayed_work_sync(&sdev->cq_reap);
 	sdp_cq_reap(sdev, true);
+	/* (a CQ left behind keeps its NAPI context on it) */
+	if (list_empty(&sdev->cqs))
+		sdp_free_netdev_dummy(sdev->napi_dev);
 }

@@ -7,6 +7,7 @@
  */
 #include <linux/sched/clock.h>
 #include <linux/uio.h>
+#include <net/busy_poll.h>
 #include <net/tcp.h>
 
 #include "sdp_sock.h"
@@ -62,26 +63,50 @@ static u32 sdp_recv_poll_us(const struct sock *sk)
 	return READ_ONCE(sdp_net(sock_net(sk))->recv_poll_us);
 }
 
+struct sdp_recv_spin {
+	struct sdp_sock	*ssk;
+	size_t		seen;
+	u64		end;
+};
+
+/* Till the reader has something to do, a signal, or its poll time is up. */
+static bool sdp_recv_spin_end(void *arg, unsigned long start)
+{
+	struct sdp_recv_spin *x = arg;
+
+	return sdp_recv_wake(x->ssk, x->seen) || signal_pending(current) ||
+	       local_clock() >= x->end;
+}
+
 /*
  * Poll, then sleep: over RDMA an answer often comes back sooner than a
- * sleep and a wakeup take. Spin without the socket lock, so completions
- * are taken in softirq at once, until the reader has something to do, for
- * at most the socket's poll time, and only while nothing else wants the CPU.
+ * sleep and a wakeup take. Spin without the socket lock, until the reader
+ * has something to do, for at most the socket's poll time. The spinner
+ * reaps its connection's CQ itself (busy polling its NAPI context, which
+ * yields when the CPU is wanted): completions need no softirq, and no
+ * wake-up of ksoftirqd where the device completes in process context.
+ * Without one, it waits for softirq's reaping, only while nothing else
+ * wants the CPU.
  */
 static bool sdp_recv_poll(struct sdp_sock *ssk, size_t seen)
 {
 	struct sock *sk = &ssk->sk;
+	struct sdp_recv_spin x = { .ssk = ssk, .seen = seen };
 	u32 us = sdp_recv_poll_us(sk);
 	bool hit;
-	u64 end;
 
 	if (!us)
 		return false;
 	release_sock(sk);
-	end = local_clock() + (u64)us * NSEC_PER_USEC;
-	while (!(hit = sdp_recv_wake(ssk, seen)) && !need_resched() &&
-	       !signal_pending(current) && local_clock() < end)
+	x.end = local_clock() + (u64)us * NSEC_PER_USEC;
+#ifdef CONFIG_NET_RX_BUSY_POLL
+	if (READ_ONCE(sk->sk_napi_id) >= MIN_NAPI_ID)
+		napi_busy_loop(READ_ONCE(sk->sk_napi_id), sdp_recv_spin_end, &x, false,
+			       BUSY_POLL_BUDGET);
+#endif
+	while (!sdp_recv_spin_end(&x, 0) && !need_resched())
 		cpu_relax();
+	hit = sdp_recv_wake(ssk, seen);
 	lock_sock(sk);
 	SDP_INC_STATS(sock_net(sk), hit ? SDP_MIB_RECV_POLL_HIT :
 					  SDP_MIB_RECV_POLL_MISS);

@@ -51,28 +51,34 @@ static void sdp_quirks_init(struct sdp_dev *sdev)
 static int sdp_add_one(struct ib_device *ibdev)
 {
 	struct sdp_dev *sdev;
+	int err;
 
 	sdev = kzalloc(sizeof(*sdev), GFP_KERNEL);
 	if (!sdev)
 		return -ENOMEM;
 	sdev->ibdev = ibdev;
+	mutex_init(&sdev->lock);
+	INIT_LIST_HEAD(&sdev->conns);
+	err = sdp_cq_init(sdev);
+	if (err)
+		goto free;
 	sdev->pd = ib_alloc_pd(ibdev, 0);
 	if (IS_ERR(sdev->pd)) {
-		int err = PTR_ERR(sdev->pd);
-
-		kfree(sdev);
-		return err;
+		err = PTR_ERR(sdev->pd);
+		sdp_cq_exit(sdev);
+		goto free;
 	}
 	sdp_quirks_init(sdev);
 	kref_init(&sdev->ref);
 	init_completion(&sdev->released);
-	mutex_init(&sdev->lock);
-	INIT_LIST_HEAD(&sdev->conns);
-	sdp_cq_init(sdev);
 	ib_set_client_data(ibdev, &sdp_client, sdev);
 	/* It may carry the address of a listener that lost its own. */
 	sdp_up->rearm();
 	return 0;
+
+free:
+	kfree(sdev);
+	return err;
 }
 
 static void sdp_remove_one(struct ib_device *ibdev, void *client_data)

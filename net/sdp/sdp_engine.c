@@ -55,9 +55,14 @@ static void sdp_cq_run(struct sdp_cq *scq)
 	}
 }
 
-int sdp_cq_poll(struct irq_poll *iop, int budget)
+/*
+ * NAPI's poll: from softirq, or from a busy poller (process context, bottom
+ * halves off), which owns the context till it stops and then polls once
+ * more: only the poll that completes the context re-arms the CQ.
+ */
+int sdp_cq_poll(struct napi_struct *napi, int budget)
 {
-	struct sdp_cq *scq = container_of(iop, struct sdp_cq, iop);
+	struct sdp_cq *scq = container_of(napi, struct sdp_cq, napi);
 	int n, i, done = 0;
 
 	while (done < budget) {
@@ -71,12 +76,10 @@ int sdp_cq_poll(struct irq_poll *iop, int budget)
 			break;
 	}
 	sdp_cq_run(scq);
-	if (done < budget) {
-		irq_poll_complete(iop);
-		/* what came between the last poll and the re-arm */
-		if (ib_req_notify_cq(scq->cq, IB_CQ_NEXT_COMP | IB_CQ_REPORT_MISSED_EVENTS) > 0)
-			irq_poll_sched(iop);
-	}
+	/* what came between the last poll and the re-arm is polled again */
+	if (done < budget && napi_complete_done(napi, done) &&
+	    ib_req_notify_cq(scq->cq, IB_CQ_NEXT_COMP | IB_CQ_REPORT_MISSED_EVENTS) > 0)
+		napi_schedule(napi);
 	return done;
 }
 
@@ -85,7 +88,7 @@ void sdp_cq_event(struct ib_cq *cq, void *context)
 {
 	struct sdp_cq *scq = context;
 
-	irq_poll_sched(&scq->iop);
+	napi_schedule(&scq->napi);
 }
 
 /* Completions and timers: run the engine now or leave it to the owner. */

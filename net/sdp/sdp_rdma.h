@@ -10,7 +10,7 @@
 
 #include <linux/list.h>
 #include <linux/scatterlist.h>
-#include <linux/irq_poll.h>
+#include <linux/netdevice.h>
 #include <linux/stddef.h>
 #include <linux/timer.h>
 #include <net/sock.h>
@@ -108,11 +108,11 @@ struct sdp_dev {
 	struct list_head	conns;
 	struct list_head	cqs;		/* shared by its connections (sdp_cq.c) */
 	struct delayed_work	cq_reap;	/* the unused ones go */
+	struct net_device	*napi_dev;	/* holds the CQs' NAPI contexts */
 	bool			dead;
 };
 
-/* Completions reaped per call of the poller, and per ib_poll_cq(). */
-#define SDP_CQ_BUDGET		64
+/* Completions reaped per ib_poll_cq() (NAPI's weight bounds a call of the poller). */
 #define SDP_CQ_BATCH		16
 
 /* A CQ shared by connections of its device (sdp_cq.c), and its poller. */
@@ -124,7 +124,7 @@ struct sdp_cq {
 	u32			used;		/* reserved by QPs (sdev->lock) */
 	unsigned long		idle_since;	/* jiffies: used fell to 0 */
 	int			vector;
-	struct irq_poll		iop;
+	struct napi_struct	napi;		/* its poller; busy polling finds it by id */
 	struct sdp_conn		*todo;		/* marked in this batch */
 	struct ib_wc		wc[SDP_CQ_BATCH];
 };
@@ -449,7 +449,8 @@ void sdp_conn_qp_err(struct sdp_conn *c);
 /* sdp_cq.c */
 struct ib_cq *sdp_cq_get(struct sdp_dev *sdev, u32 nr);
 void sdp_cq_put(struct sdp_dev *sdev, struct ib_cq *cq, u32 nr);
-void sdp_cq_init(struct sdp_dev *sdev);
+u32 sdp_cq_napi_id(struct ib_cq *cq);
+int sdp_cq_init(struct sdp_dev *sdev);
 void sdp_cq_exit(struct sdp_dev *sdev);
 
 /* sdp_dev.c */
@@ -460,7 +461,7 @@ void sdp_dev_del_conn(struct sdp_conn *c);
 
 /* sdp_engine.c */
 void sdp_conn_timers_init(struct sdp_conn *c);
-int sdp_cq_poll(struct irq_poll *iop, int budget);
+int sdp_cq_poll(struct napi_struct *napi, int budget);
 void sdp_cq_event(struct ib_cq *cq, void *context);
 void sdp_process(struct sdp_conn *c);
 void sdp_defer_or_process(struct sdp_conn *c);

@@ -2211,19 +2211,18 @@ static int ping_pong(int fd, int peer, int n)
 }
 
 /*
- * SO_BUSY_POLL with net.core.busy_poll: a poll() waiting for data spins
- * rather than sleeps until the data comes, as over TCP: the core's
- * sock_poll() keeps do_poll() asking for a socket with busy polling on,
- * whatever its family (the spin reaps nothing itself here: TCP over veth
- * has no NAPI context, SDP's completions come in softirq meanwhile). A
- * child sends a byte 2 ms after the poll starts; rounds until one poll()
- * got it without a voluntary context switch, 10 at most.
+ * SO_BUSY_POLL with net.core.busy_poll, a child sending a byte 2 ms after
+ * the server end's wait starts (@epfd: epoll_wait() on it; -1: poll()):
+ * whether one wait of 30 got it without a voluntary context switch (it
+ * spun); *@rounds: how many ran.
  */
-TEST_F(pair, busy_poll_spins_in_poll)
+static bool busy_wait_spins(struct __test_metadata *_metadata, FIXTURE_DATA(pair) *self,
+			    int epfd, int *rounds)
 {
 	static const char wq_mask[] = "/sys/devices/virtual/workqueue/cpumask";
 	int saved = sdp_read_int("/proc/sys/net/core", "busy_poll");
 	struct pollfd p = { .fd = self->sfd, .events = POLLIN };
+	struct epoll_event ev;
 	char c, mask[256] = "";
 	struct rusage r0, r1;
 	cpu_set_t cpus, all;
@@ -2234,9 +2233,9 @@ TEST_F(pair, busy_poll_spins_in_poll)
 	sdp_write_int("/proc/sys/net/core", "busy_poll", 200000);
 	EXPECT_EQ(0, sdp_setint(self->sfd, SOL_SOCKET, SO_BUSY_POLL, 200000));
 	/*
-	 * A spin gives way when its CPU is wanted: the poller and the sender
+	 * A spin gives way when its CPU is wanted: the waiter and the sender
 	 * on CPUs of their own where there are two (the sender moved before
-	 * the poll starts: a migration then would take the poller's CPU),
+	 * the wait starts: a migration then would take the waiter's CPU),
 	 * 30 rounds at most.
 	 */
 	CPU_ZERO(&cpus);
@@ -2246,7 +2245,7 @@ TEST_F(pair, busy_poll_spins_in_poll)
 		sched_setaffinity(0, sizeof(cpus), &cpus);
 	/*
 	 * From 6.4 rxe sends and receives from an unbound work queue: a worker
-	 * woken on the poller's CPU wants it, as any task would, so every spin
+	 * woken on the waiter's CPU wants it, as any task would, so every spin
 	 * gave way (30 of 30 rounds once on 6.12). Unbound work goes to the
 	 * sender's CPU for the case.
 	 */
@@ -2279,7 +2278,7 @@ TEST_F(pair, busy_poll_spins_in_poll)
 		close(go[0]);
 		getrusage(RUSAGE_THREAD, &r0);
 		EXPECT_EQ(1, write(go[1], "g", 1));
-		EXPECT_EQ(1, poll(&p, 1, 5000));
+		EXPECT_EQ(1, epfd >= 0 ? epoll_wait(epfd, &ev, 1, 5000) : poll(&p, 1, 5000));
 		getrusage(RUSAGE_THREAD, &r1);
 		close(go[1]);
 		EXPECT_EQ(1, recv(self->sfd, &c, 1, 0));
@@ -2294,10 +2293,55 @@ TEST_F(pair, busy_poll_spins_in_poll)
 	}
 	sdp_write_int("/proc/sys/net/core", "busy_poll", saved);
 	EXPECT_EQ(0, sdp_setint(self->sfd, SOL_SOCKET, SO_BUSY_POLL, 0));
+	*rounds = i;
+	return spun;
+}
+
+/*
+ * A poll() waiting for data spins rather than sleeps until the data comes,
+ * as over TCP: the core's sock_poll() keeps do_poll() asking for a socket
+ * with busy polling on, whatever its family (TCP over veth has no NAPI
+ * context to reap meanwhile; SDP's connection has its CQ's).
+ */
+TEST_F(pair, busy_poll_spins_in_poll)
+{
+	int rounds;
+	bool spun = busy_wait_spins(_metadata, self, -1, &rounds);
+
 	TH_LOG("%s after %d rounds", spun ? "a poll() spun till its data came" :
-	       "every poll() slept", i);
+	       "every poll() slept", rounds);
 	EXPECT_TRUE(spun);
-	EXPECT_RDMA_RX(self->sfd, i);
+	EXPECT_RDMA_RX(self->sfd, rounds);
+}
+
+/*
+ * epoll busy polls the NAPI context its sockets last received on (their
+ * sk_napi_id): a NIC's queue for TCP, the CQ of its connection for SDP
+ * over RDMA, so epoll_wait() spins there. TCP over veth has none, nor has
+ * SDP's fallback: their waits sleep, which is only logged.
+ */
+TEST_F(pair, busy_poll_spins_in_epoll)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = self->sfd };
+	bool rdma = variant->sdp && sdp_expected_transport() == SDP_TRANSPORT_RDMA;
+	int epfd = epoll_create1(0), rounds, id = -1;
+	socklen_t len = sizeof(id);
+	bool spun;
+
+	/* (the core answers 0 for an ID that names no NAPI context) */
+	ASSERT_EQ(0, getsockopt(self->sfd, SOL_SOCKET, SO_INCOMING_NAPI_ID, &id, &len));
+	TH_LOG("SO_INCOMING_NAPI_ID %d", id);
+	if (rdma)
+		EXPECT_LT(0, id);
+	ASSERT_LE(0, epfd);
+	ASSERT_EQ(0, epoll_ctl(epfd, EPOLL_CTL_ADD, self->sfd, &ev));
+	spun = busy_wait_spins(_metadata, self, epfd, &rounds);
+	close(epfd);
+	TH_LOG("%s after %d rounds", spun ? "an epoll_wait() spun till its data came" :
+	       "every epoll_wait() slept", rounds);
+	if (rdma)
+		EXPECT_TRUE(spun);
+	EXPECT_RDMA_RX(self->sfd, rounds);
 }
 
 /*
