@@ -159,35 +159,38 @@ say("  qperf at 64 B (mean round trip): tcp_lat %s, sdp_lat %s, SDP/TCP %s"
 
 # ---- blocking against event-driven, at the sizes run both ways
 ev_sizes = sizes("lat_ev")
+PP_NAME = {"blocking": "blocking", "event": "epoll", "busy": "epoll_busy"}
 pp = {}     # (size, wait) -> (sdp, tcp, rsockets' best, verbs)
 if ev_sizes:
     say()
     say("Ping-pong round trip by how the ends wait, µs: median / p99 (rstream: mean).")
     say("blocking: blocking calls (rstream -T b); event: non-blocking sockets and")
     say("epoll_wait() before each read, rsockets poll() (its rpoll(): rsockets has")
-    say("no epoll; rstream -T a -T b: a blocking rpoll()). SDP/rs against rsockets'")
-    say("best tool of that kind.")
+    say("no epoll; rstream -T a -T b: a blocking rpoll()); busy: the same with epoll")
+    say("busy polling 50 µs (net.core.busy_poll), as rsockets' poll spins by itself.")
+    say("SDP/rs against rsockets' best tool of that kind.")
     head = ["size", "wait", "verbs", "rstream", "rs preload", "TCP", "SDP", "SDP/rs", "SDP/TCP",
             "SDP/verbs"]
     body = []
     for s in ev_sizes:
         verbs = get("lat", "verbs", "ib_send_lat", s, "rtt_median_us")
-        for wait, sec, rst, rsp, sb in (("blocking", "lat", "rstream -T b", RSP, SB),
-                                        ("event", "lat_ev", "rstream -T a", RSPP, SBE)):
-            mp = lambda p, t: "%s / %s" % (fmt(get(sec, p, t, s, "rtt_median_us")),
-                                           fmt(get(sec, p, t, s, "rtt_p99_us")))
+        for wait, sec, rsec, rst, rsp, sb in (
+                ("blocking", "lat", "lat", "rstream -T b", RSP, SB),
+                ("event", "lat_ev", "lat_ev", "rstream -T a", RSPP, SBE),
+                ("busy", "lat_evbp", "lat_ev", "rstream -T a", RSPP, SBE)):
+            mp = lambda sec, p, t: "%s / %s" % (fmt(get(sec, p, t, s, "rtt_median_us")),
+                                                fmt(get(sec, p, t, s, "rtt_p99_us")))
             sdp = get(sec, "SDP", sb, s, "rtt_median_us")
             tcp = get(sec, "TCP", sb, s, "rtt_median_us")
-            rs = best([get(sec, "rsockets", rst, s, "rtt_mean_us"),
-                       get(sec, "rsockets", rsp, s, "rtt_median_us")])
+            rs = best([get(rsec, "rsockets", rst, s, "rtt_mean_us"),
+                       get(rsec, "rsockets", rsp, s, "rtt_median_us")])
             pp[(s, wait)] = (sdp, tcp, rs, verbs)
             body.append([human(s), wait + ("" if wait == "blocking" else " (epoll; rs poll)"),
                          fmt(verbs) if wait == "blocking" else "",
-                         fmt(get(sec, "rsockets", rst, s, "rtt_mean_us")),
-                         mp("rsockets", rsp), mp("TCP", sb), mp("SDP", sb),
+                         fmt(get(rsec, "rsockets", rst, s, "rtt_mean_us")),
+                         mp(rsec, "rsockets", rsp), mp(sec, "TCP", sb), mp(sec, "SDP", sb),
                          fmt(ratio(sdp, rs), 2), fmt(ratio(sdp, tcp), 2), fmt(ratio(sdp, verbs), 2)])
-            record("pingpong_%s_median" % ("blocking" if wait == "blocking" else "epoll"),
-                   s, "us", sdp, tcp, rs, verbs)
+            record("pingpong_%s_median" % PP_NAME[wait], s, "us", sdp, tcp, rs, verbs)
     table(head, body)
     say("  (rstream spinning, its default, is in the table above; verbs: ib_send_lat median)")
 
@@ -418,15 +421,15 @@ target("setup, connect+accept+1 B echo+close >= 1.0 x TCP", c_sdp, c_tcp, 1.0, F
        "%s vs %s per s (x%s)" % (fmt(c_sdp), fmt(c_tcp), fmt(ratio(c_sdp, c_tcp), 2)),
        "setup_per_s_echo", 0, "1/s")
 for s in (64,):
-    for wait in ("blocking", "event"):
+    for wait in ("blocking", "event", "busy"):
         sdp, tcp, rs, verbs = pp.get((s, wait), (None, None, None, None))
-        w = "blocking" if wait == "blocking" else "epoll"
+        w = PP_NAME[wait].replace("_", " ")
         target("%s ping-pong %s <= 1.0 x rsockets" % (human(s), w), sdp, rs, 1.0, True,
                "%s vs %s µs (x%s)" % (fmt(sdp), fmt(rs), fmt(ratio(sdp, rs), 2)),
-               "pingpong_%s_median" % w, s, "us")
+               "pingpong_%s_median" % PP_NAME[wait], s, "us")
         target("%s ping-pong %s <= 1.5 x ib_send_lat" % (human(s), w), sdp, verbs, 1.5, True,
                "%s vs %s µs (x%s)" % (fmt(sdp), fmt(verbs), fmt(ratio(sdp, verbs), 2)),
-               "pingpong_%s_median" % w, s, "us")
+               "pingpong_%s_median" % PP_NAME[wait], s, "us")
 # only a count whose every SDP connection ran over RDMA speaks for SDP
 big = max([n for n in counts if mem[n][2] is not None
            and get("mem", "SDP", SB, n, "rdma_conns") == n] or [0])
@@ -537,9 +540,10 @@ for i, p in enumerate(("TCP", "rsockets", "SDP")):
 bars = [("setup", conn[CB][2], conn[CB][0], conn[CB][1], "up"),
         ("setup+echo", conn[CBE][2], conn[CBE][0], conn[CBE][1], "up")]
 for s_ in ev_sizes:
-    for wait in ("blocking", "event"):
+    for wait in ("blocking", "event", "busy"):
         sdp, tcp, rs, verbs = pp.get((s_, wait), (None, None, None, None))
-        bars.append(("pp %s %s" % (human(s_).replace(" ", ""), "block" if wait == "blocking" else "epoll"),
+        bars.append(("pp %s %s" % (human(s_).replace(" ", ""),
+                                   {"blocking": "block", "event": "epoll", "busy": "epoll bp"}[wait]),
                      sdp, tcp, rs, "down"))
 for n in counts:
     bars.append(("idle mem %d" % n, mem[n][2], mem[n][0], mem[n][1], "down"))
