@@ -107,7 +107,12 @@ int sdp_buf_map(struct sdp_conn *c, void **buf, u64 *dma, u32 size,
 
 	if (sdp_fault(site[mem]) || !sdp_mem_charge(sk, size, mem))
 		return -ENOMEM;
-	*buf = kmalloc(size, sdp_mem_kernel(mem) ? gfp | __GFP_ACCOUNT : gfp);
+	/*
+	 * An atomic allocation is the engine's, which may run in a task that
+	 * busy polls another connection's CQ: charged to nobody, as in softirq.
+	 */
+	*buf = kmalloc(size, sdp_mem_kernel(mem) && gfpflags_allow_blocking(gfp) ?
+			     gfp | __GFP_ACCOUNT : gfp);
 	if (*buf) {
 		*dma = ib_dma_map_single(dev, *buf, size, sdp_mem_dir(mem));
 		if (!ib_dma_mapping_error(dev, *dma))

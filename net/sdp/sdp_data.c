@@ -83,8 +83,9 @@ static bool sdp_recv_spin_end(void *arg, unsigned long start)
  * sleep and a wakeup take. Spin without the socket lock, until the reader
  * has something to do, for at most the socket's poll time. The spinner
  * reaps its connection's CQ itself (busy polling its NAPI context, which
- * yields when the CPU is wanted): completions need no softirq, and no
- * wake-up of ksoftirqd where the device completes in process context.
+ * lets a task that wants the CPU run first and spins on, as TCP's busy
+ * polling does): completions need no softirq, and no wake-up of ksoftirqd
+ * where the device completes in process context.
  * Without one, it waits for softirq's reaping, only while nothing else
  * wants the CPU.
  */
@@ -93,6 +94,7 @@ static bool sdp_recv_poll(struct sdp_sock *ssk, size_t seen)
 	struct sock *sk = &ssk->sk;
 	struct sdp_recv_spin x = { .ssk = ssk, .seen = seen };
 	u32 us = sdp_recv_poll_us(sk);
+	unsigned int __maybe_unused napi_id;
 	bool hit;
 
 	if (!us)
@@ -100,9 +102,9 @@ static bool sdp_recv_poll(struct sdp_sock *ssk, size_t seen)
 	release_sock(sk);
 	x.end = local_clock() + (u64)us * NSEC_PER_USEC;
 #ifdef CONFIG_NET_RX_BUSY_POLL
-	if (READ_ONCE(sk->sk_napi_id) >= MIN_NAPI_ID)
-		napi_busy_loop(READ_ONCE(sk->sk_napi_id), sdp_recv_spin_end, &x, false,
-			       BUSY_POLL_BUDGET);
+	napi_id = READ_ONCE(sk->sk_napi_id);
+	if (napi_id >= MIN_NAPI_ID)
+		napi_busy_loop(napi_id, sdp_recv_spin_end, &x, false, BUSY_POLL_BUDGET);
 #endif
 	while (!sdp_recv_spin_end(&x, 0) && !need_resched())
 		cpu_relax();
