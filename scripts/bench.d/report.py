@@ -167,7 +167,8 @@ if ev_sizes:
     say("blocking: blocking calls (rstream -T b); event: non-blocking sockets and")
     say("epoll_wait() before each read, rsockets poll() (its rpoll(): rsockets has")
     say("no epoll; rstream -T a -T b: a blocking rpoll()); busy: the same with epoll")
-    say("busy polling 50 µs (net.core.busy_poll), as rsockets' poll spins by itself.")
+    say("busy polling (net.core.busy_poll as long as net.sdp.recv_poll_us, the spin of")
+    say("a blocking receive), as rsockets' poll spins by itself.")
     say("SDP/rs against rsockets' best tool of that kind.")
     head = ["size", "wait", "verbs", "rstream", "rs preload", "TCP", "SDP", "SDP/rs", "SDP/TCP",
             "SDP/verbs"]
