@@ -125,6 +125,9 @@ static inline void sdp_memcg_inherit(struct sock *child, const struct sock *pare
 static inline bool sdp_iter_user_seg(const struct iov_iter *i, unsigned long *addr,
 				     size_t *len)
 {
+	/* (an iovec iterator at its end points past its last segment) */
+	if (!i->count)
+		return false;
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
 	if (!iter_is_ubuf(i) && !iter_is_iovec(i))
 		return false;
