@@ -5,9 +5,10 @@
  * protocol 0 or IPPROTO_TCP becomes AF_INET_SDP when /etc/sdp.conf (or
  * $SDP_CONFIG) lets this program use SDP; the address and port rules go to
  * the socket (SOL_SDP, SDP_POLICY) for the kernel to apply at connect() and
- * listen(). And setsockopt() for SO_REUSEPORT, which the sockets core
- * refuses for our family on 6.1: on an SDP socket it becomes SOL_SDP
- * SDP_REUSEPORT (from 6.2 the module takes SO_REUSEPORT itself).
+ * listen(). And setsockopt() for SO_REUSEPORT and SO_ZEROCOPY, which the
+ * sockets core refuses for our family on 6.1: on an SDP socket they become
+ * SOL_SDP SDP_REUSEPORT and SDP_ZEROCOPY (from 6.2 the module takes them
+ * itself).
  * Everything else goes to libc untouched, and so does everything when the
  * module is absent. The kernel does the fallback to TCP.
  *
@@ -186,11 +187,12 @@ int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 		return syscall(SYS_setsockopt, fd, level, name, val, len);
 	ret = shim.setsockopt(fd, level, name, val, len);
 	if (ret && errno == EOPNOTSUPP && level == SOL_SOCKET &&
-	    name == SO_REUSEPORT &&
+	    (name == SO_REUSEPORT || name == SO_ZEROCOPY) &&
 	    !getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &dlen) &&
 	    domain == shim.family) {
 		errno = saved;
-		ret = shim.setsockopt(fd, SOL_SDP, SDP_REUSEPORT, val, len);
+		ret = shim.setsockopt(fd, SOL_SDP, name == SO_REUSEPORT ?
+				      SDP_REUSEPORT : SDP_ZEROCOPY, val, len);
 	}
 	return ret;
 }

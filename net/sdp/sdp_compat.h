@@ -105,6 +105,20 @@ static inline void sdp_sock_own_sockopts(struct socket *sock)
 }
 
 /*
+ * A MSG_ZEROCOPY send's reference on its notification, given back:
+ * @zerocopy false when some of its bytes were copied. 6.10 moved the
+ * callback into an ops table.
+ */
+static inline void sdp_zcopy_complete(struct ubuf_info *uarg, bool zerocopy)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+	uarg->ops->complete(NULL, uarg, zerocopy);
+#else
+	uarg->callback(NULL, uarg, zerocopy);
+#endif
+}
+
+/*
  * A child's memory goes to its listener's cgroup: sk_alloc() ran in
  * rdma_cm's worker, and mem_cgroup_sk_alloc() is not exported.
  */

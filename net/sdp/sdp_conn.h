@@ -213,7 +213,8 @@ bool sdp_conn_probe(struct sdp_conn *c);
 
 /* sdp_zc.c: a send by SrcAvail; a cancel not answered within this resets */
 #define SDP_ZC_CANCEL_MS	5000
-int sdp_conn_zc_send(struct sdp_conn *c, struct msghdr *msg, int flags, u32 thresh);
+int sdp_conn_zc_send(struct sdp_conn *c, struct msghdr *msg, int flags, u32 thresh,
+		     struct ubuf_info *uarg);
 bool sdp_conn_zc_busy(const struct sdp_conn *c);
 void sdp_conn_zc_cancel(struct sdp_conn *c);
 void sdp_conn_zc_revoke(struct sdp_conn *c);

@@ -127,8 +127,15 @@ int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags)
 
 	if (sdp_fb(ssk))
 		return sdp_fb_recvmsg(ssk, msg, len, flags);
-	if (flags & MSG_ERRQUEUE)
-		return sock_recv_errqueue(sk, msg, len, SOL_IP, IP_RECVERR);
+	/* as TCP's: IPV6_RECVERR on an IPv6 socket */
+	if (flags & MSG_ERRQUEUE) {
+		lock_sock(sk);
+		n = ssk->tcp->sk->sk_family;
+		release_sock(sk);
+		return n == AF_INET6 ?
+		       sock_recv_errqueue(sk, msg, len, SOL_IPV6, IPV6_RECVERR) :
+		       sock_recv_errqueue(sk, msg, len, SOL_IP, IP_RECVERR);
+	}
 
 	lock_sock(sk);
 	if (flags & MSG_OOB) {
@@ -341,18 +348,25 @@ static int sdp_wait_zc(struct sdp_sock *ssk, long *timeo)
  * copy them, or the errno that ended the wait (with what was read
  * counted). A peer that declined (SendSM unasked) gets the rest copied; a
  * connection that ended meanwhile, or can send no more, gets none (EPIPE,
- * as sdp_wait_space()).
+ * as sdp_wait_space()). MSG_ZEROCOPY's (@uarg) does not wait: its bytes
+ * count as sent once offered.
  */
 static int sdp_send_zc(struct sdp_sock *ssk, struct msghdr *msg, int flags,
-		       long *timeo, size_t *copied, bool *zc)
+		       long *timeo, size_t *copied, bool *zc, struct ubuf_info *uarg)
 {
 	struct sock *sk = &ssk->sk;
-	int err, how;
+	int err, how, n;
 
 	/* a non-blocking send cannot wait for the peer's read */
-	if (!*zc || (flags & MSG_DONTWAIT) || !*timeo ||
-	    !sdp_conn_zc_send(ssk->conn, msg, flags, sdp_zcopy_thresh(ssk)))
+	if (!*zc || (!uarg && ((flags & MSG_DONTWAIT) || !*timeo)))
 		return 0;
+	n = sdp_conn_zc_send(ssk->conn, msg, flags, sdp_zcopy_thresh(ssk), uarg);
+	if (!n)
+		return 0;
+	if (uarg) {
+		*copied += n;
+		return 1;
+	}
 	err = sdp_wait_zc(ssk, timeo);
 	*copied += sdp_conn_zc_end(ssk->conn, msg, &how);
 	*zc = how == SDP_ZC_READ;
@@ -396,13 +410,17 @@ static int sdp_sendmsg_fastopen(struct socket *sock, struct msghdr *msg,
  * splice() and sendfile() come here too, with MSG_SPLICE_PAGES and the pages
  * in an ITER_BVEC (sdp_compat.h): we copy them like any other data, so they
  * are the caller's again when we return.
+ * MSG_ZEROCOPY on a socket with SO_ZEROCOPY: as TCP's, each call that takes
+ * bytes gets a notification on the error queue, once no one reads its
+ * pages any more; SO_EE_CODE_ZEROCOPY_COPIED when any of them was copied.
  */
 int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 {
 	struct sock *sk = sock->sk;
 	struct sdp_sock *ssk = sdp_sk(sk);
 	int flags = msg->msg_flags;
-	size_t copied = 0;
+	struct ubuf_info *uarg = NULL;
+	size_t copied = 0, async = 0;
 	bool zc = true;
 	long timeo;
 	int err;
@@ -413,6 +431,13 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 		return sdp_fb_sendmsg(ssk, msg, size);
 
 	lock_sock(sk);
+	if ((flags & MSG_ZEROCOPY) && size && sock_flag(sk, SOCK_ZEROCOPY)) {
+		uarg = msg_zerocopy_realloc(sk, size, NULL);
+		if (!uarg) {
+			release_sock(sk);
+			return -ENOBUFS;
+		}
+	}
 	timeo = sock_sndtimeo(sk, flags & MSG_DONTWAIT);
 	if (!sdp_can_send_state(sk)) {
 		err = sk_stream_wait_connect(sk, &timeo);
@@ -426,9 +451,14 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 
 	sdp_conn_flush(ssk->conn);
 	for (;;) {
-		err = sdp_send_zc(ssk, msg, flags, &timeo, &copied, &zc);
-		if (err > 0)
+		size_t before = copied;
+
+		err = sdp_send_zc(ssk, msg, flags, &timeo, &copied, &zc, uarg);
+		if (err > 0) {
+			if (uarg)
+				async += copied - before;
 			continue;
+		}
 		if (err)
 			goto do_error;
 		err = sdp_conn_write(ssk->conn, msg, flags, &copied);
@@ -446,11 +476,15 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 out:
 	sdp_conn_sent(ssk->conn, flags);
 	release_sock(sk);
+	if (uarg)
+		sdp_zcopy_complete(uarg, copied == async);
 	return copied;
 
 do_error:
 	if (copied)
 		goto out;
+	/* nothing taken: no notification, its id is the next call's */
+	net_zcopy_put_abort(uarg, true);
 	if (sdp_fb(ssk)) {
 		/* Fell back while we waited for the connection. */
 		release_sock(sk);

@@ -59,6 +59,7 @@ enum sdp_mib_field {
 	SDP_MIB_ZC_CANCELS,		/* SrcAvailCancels sent */
 	SDP_MIB_ZC_DECLINED,		/* peers' SrcAvails our reader left unread: SendSM */
 	SDP_MIB_ZC_FALLBACK,		/* large sends copied: no pin, no room, no MR */
+	SDP_MIB_ZC_ASYNC,		/* SrcAvails of MSG_ZEROCOPY sends: no one waited */
 	/* one per enum sdp_fallback_reason, in its order */
 	SDP_MIB_FALLBACK,
 	SDP_MIB_MAX = SDP_MIB_FALLBACK + SDP_FB_MAX

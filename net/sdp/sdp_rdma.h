@@ -217,12 +217,14 @@ enum sdp_zc_state {
 	SDP_ZC_OUT,		/* the peer may read */
 	SDP_ZC_INV,		/* read or refused: the registration is being invalidated */
 	SDP_ZC_DONE,		/* no one can read: the sender takes its pages back */
+	SDP_ZC_COPY,		/* MSG_ZEROCOPY's, declined in part: the rest is copied from its pages */
 };
 
 /*
  * The source side: a sender's pinned pages, from sdp_conn_zc_send() to
  * sdp_conn_zc_end() (the sender's own call, which may come after the
- * connection's resources are gone: so kept outside them).
+ * connection's resources are gone: so kept outside them), or, for
+ * MSG_ZEROCOPY's (@uarg), to sdp_zc_async_end().
  */
 struct sdp_zc_src {
 	u8			state;		/* enum sdp_zc_state */
@@ -231,11 +233,15 @@ struct sdp_zc_src {
 	bool			ended;		/* the connection ended under it */
 	bool			inv_done;
 	bool			registered;	/* the registration is posted */
+	bool			pinned_vm;	/* the pages count in the sender's mm */
 	u8			reg_status;	/* a failed registration's */
 	u8			inv_status;
 	u32			len;		/* bytes offered */
 	u32			acked;		/* of them, read by the peer */
+	u32			copied;		/* of the rest, copied (SDP_ZC_COPY) */
+	u32			off;		/* of the first byte in its page */
 	u32			npages;
+	struct ubuf_info	*uarg;		/* MSG_ZEROCOPY's notification, or NULL */
 	struct page		**pages;
 	struct sg_table		sgt;
 	struct ib_device	*ibdev;		/* the mapping's */
@@ -432,6 +438,8 @@ void sdp_buf_unmap(struct sdp_conn *c, void *buf, u64 dma, u32 size,
 void sdp_bufs_free(struct sdp_conn *c);
 int sdp_tx_buf_get(struct sdp_conn *c, struct sdp_tx_slot *s, gfp_t gfp, bool force);
 void sdp_tx_buf_put(struct sdp_conn *c, struct sdp_tx_slot *s);
+int sdp_tx_write(struct sdp_conn *c, struct msghdr *msg, int flags,
+		 size_t *copied, gfp_t gfp);
 
 /* sdp_cma.c */
 int sdp_conn_param(struct rdma_cm_id *id, struct rdma_conn_param *p,
@@ -492,6 +500,7 @@ void sdp_zc_release(struct sdp_conn *c);
 void sdp_zc_reap(struct sdp_conn *c);
 int sdp_zc_push(struct sdp_conn *c);
 bool sdp_zc_busy(const struct sdp_conn *c);
+bool sdp_zc_holds(const struct sdp_conn *c);
 void sdp_zc_rules(const struct sdp_conn *c, struct sdp_zc_rules *z);
 int sdp_zc_srcavail(struct sdp_conn *c, const struct sdp_bsdh *h);
 void sdp_zc_rdmardcompl(struct sdp_conn *c, u32 len);

@@ -66,6 +66,7 @@ void sdp_tcp_sync(struct sdp_sock *ssk)
 	t->sk_lingertime = sk->sk_lingertime;
 	sock_valbool_flag(t, SOCK_LINGER, sock_flag(sk, SOCK_LINGER));
 	sock_valbool_flag(t, SOCK_URGINLINE, sock_flag(sk, SOCK_URGINLINE));
+	sock_valbool_flag(t, SOCK_ZEROCOPY, sock_flag(sk, SOCK_ZEROCOPY));
 	t->sk_userlocks = (t->sk_userlocks & ~locks) | (sk->sk_userlocks & locks);
 	if (sk->sk_userlocks & SOCK_SNDBUF_LOCK)
 		WRITE_ONCE(t->sk_sndbuf, sk->sk_sndbuf);
@@ -210,6 +211,7 @@ void sdp_inherit_sk(struct sdp_sock *child, struct sdp_sock *parent)
 	sock_valbool_flag(csk, SOCK_LINGER, sock_flag(psk, SOCK_LINGER));
 	sock_valbool_flag(csk, SOCK_KEEPOPEN, sock_flag(psk, SOCK_KEEPOPEN));
 	sock_valbool_flag(csk, SOCK_URGINLINE, sock_flag(psk, SOCK_URGINLINE));
+	sock_valbool_flag(csk, SOCK_ZEROCOPY, sock_flag(psk, SOCK_ZEROCOPY));
 }
 
 /* An int option's value: 0, or the errno setsockopt() returns. */
@@ -230,6 +232,31 @@ static int sdp_set_reuseport(struct sdp_sock *ssk, sockptr_t optval,
 		return err;
 	lock_sock(&ssk->sk);
 	ssk->sk.sk_reuseport = !!val;
+	release_sock(&ssk->sk);
+	return 0;
+}
+
+/*
+ * SDP_ZEROCOPY: SO_ZEROCOPY, which the core takes for TCP alone (from 6.2
+ * it gives us SO_ZEROCOPY itself). A fallback's native socket has it too:
+ * MSG_ZEROCOPY goes to TCP then (sdp_tcp_sync() for one still to come).
+ */
+static int sdp_set_zerocopy(struct sdp_sock *ssk, sockptr_t optval,
+			    unsigned int optlen)
+{
+	int val, err = sdp_opt_int(optval, optlen, &val);
+
+	if (err)
+		return err;
+	if (val < 0 || val > 1)
+		return -EINVAL;
+	lock_sock(&ssk->sk);
+	sock_valbool_flag(&ssk->sk, SOCK_ZEROCOPY, val);
+	if (sdp_fb(ssk)) {
+		lock_sock(ssk->tcp->sk);
+		sock_valbool_flag(ssk->tcp->sk, SOCK_ZEROCOPY, val);
+		release_sock(ssk->tcp->sk);
+	}
 	release_sock(&ssk->sk);
 	return 0;
 }
@@ -259,14 +286,16 @@ u32 sdp_zcopy_thresh(const struct sdp_sock *ssk)
 
 /*
  * SOL_SOCKET, where the core lets us have it (sdp_sock_own_sockopts()):
- * SO_REUSEPORT as the core sets it for a TCP socket, the rest to the core
- * unchanged, as if it had kept them.
+ * SO_REUSEPORT and SO_ZEROCOPY as the core sets them for a TCP socket, the
+ * rest to the core unchanged, as if it had kept them.
  */
 static int sdp_setsockopt_socket(struct socket *sock, int optname,
 				 sockptr_t optval, unsigned int optlen)
 {
 	if (optname == SO_REUSEPORT)
 		return sdp_set_reuseport(sdp_sk(sock->sk), optval, optlen);
+	if (optname == SO_ZEROCOPY)
+		return sdp_set_zerocopy(sdp_sk(sock->sk), optval, optlen);
 	return sock_setsockopt(sock, SOL_SOCKET, optname, optval, optlen);
 }
 
@@ -309,6 +338,8 @@ int sdp_setsockopt(struct socket *sock, int level, int optname,
 			return sdp_set_reuseport(ssk, optval, optlen);
 		if (optname == SDP_ZCOPY_THRESH)
 			return sdp_set_zcopy_thresh(ssk, optval, optlen);
+		if (optname == SDP_ZEROCOPY)
+			return sdp_set_zerocopy(ssk, optval, optlen);
 		return -ENOPROTOOPT;
 	}
 	/* Upper layers and repair mode would act on the native socket alone. */
@@ -395,6 +426,10 @@ int sdp_getsockopt(struct socket *sock, int level, int optname,
 		}
 		if (optname == SDP_ZCOPY_THRESH) {
 			u.val = sdp_zcopy_thresh(ssk);
+			return sdp_put_opt(optval, optlen, &u.val, sizeof(u.val));
+		}
+		if (optname == SDP_ZEROCOPY) {
+			u.val = sock_flag(sk, SOCK_ZEROCOPY);
 			return sdp_put_opt(optval, optlen, &u.val, sizeof(u.val));
 		}
 		if (optname != SDP_INFO)

@@ -62,6 +62,7 @@ static const char * const sdp_mib_names[SDP_MIB_MAX] = {
 	[SDP_MIB_ZC_CANCELS]		= "ZcopyCancels",
 	[SDP_MIB_ZC_DECLINED]		= "ZcopyDeclined",
 	[SDP_MIB_ZC_FALLBACK]		= "ZcopyCopied",
+	[SDP_MIB_ZC_ASYNC]		= "ZcopyAsyncSends",
 	[SDP_MIB_FALLBACK + SDP_FB_NONE]	= "Fallback",
 	[SDP_MIB_FALLBACK + SDP_FB_POLICY]	= "FallbackPolicy",
 	[SDP_MIB_FALLBACK + SDP_FB_LOOPBACK]	= "FallbackLoopback",

@@ -193,7 +193,7 @@ void sdp_tx_push(struct sdp_conn *c, bool force)
 	if (sdp_zc_push(c))
 		goto err;
 
-	if (test_bit(SDP_C_SEND_DISCONN, &c->flags) && !sdp_zc_busy(c) &&
+	if (test_bit(SDP_C_SEND_DISCONN, &c->flags) && !sdp_zc_holds(c) &&
 	    c->tx_post == c->tx_head && sdp_tx_ctrl_ok(c)) {
 		if (sdp_post_ctrl(c, SDP_MID_DISCONN, 0, SDP_HDR))
 			goto err;
@@ -505,14 +505,15 @@ static void sdp_mark_urg(struct sdp_conn *c)
 }
 
 /*
- * sendmsg()'s copy: from @msg into the send ring until it is empty (0), no
+ * sendmsg()'s copy, or the engine's of a MSG_ZEROCOPY send's rest (@gfp
+ * atomic): from @msg into the send ring until it is empty (0), no
  * buffer is free (-EAGAIN, what is filled pushed), no memory is to be had
  * with none in flight (-ENOBUFS) or copying fails (-EFAULT); *copied grows
  * by what was taken. Full buffers go at once, except MSG_OOB's last, which
  * sdp_conn_sent() flags first.
  */
-int sdp_conn_write(struct sdp_conn *c, struct msghdr *msg, int flags,
-		   size_t *copied)
+int sdp_tx_write(struct sdp_conn *c, struct msghdr *msg, int flags,
+		 size_t *copied, gfp_t gfp)
 {
 	struct sdp_tx_slot *s;
 	int err = 0;
@@ -520,7 +521,7 @@ int sdp_conn_write(struct sdp_conn *c, struct msghdr *msg, int flags,
 	while (msg_data_left(msg)) {
 		size_t n, got;
 
-		s = c->v.live ? sdp_tx_fill_slot(c, c->sk->sk_allocation, &err) : NULL;
+		s = c->v.live ? sdp_tx_fill_slot(c, gfp, &err) : NULL;
 		if (err)
 			return err;
 		if (!s) {
@@ -540,6 +541,17 @@ int sdp_conn_write(struct sdp_conn *c, struct msghdr *msg, int flags,
 			sdp_tx_push(c, false);
 	}
 	return 0;
+}
+
+/* A writer's bytes: after all of a MSG_ZEROCOPY send's, which the engine may still copy. */
+int sdp_conn_write(struct sdp_conn *c, struct msghdr *msg, int flags,
+		   size_t *copied)
+{
+	if (msg_data_left(msg) && c->zsrc.state == SDP_ZC_COPY) {
+		sdp_update_counts(c);
+		return -EAGAIN;
+	}
+	return sdp_tx_write(c, msg, flags, copied, c->sk->sk_allocation);
 }
 
 /*
@@ -599,7 +611,7 @@ void sdp_update_counts(struct sdp_conn *c)
 			full = avail && sdp_seq_peer_credits(&c->seq) <= SDP_CTRL_CREDITS;
 			/* none while SO_SNDBUF's bytes are in flight, or no memory */
 			if (!c->tx_nomem && sk_stream_memory_free(c->sk) &&
-			    !sdp_zc_busy(c))
+			    !sdp_zc_holds(c))
 				free_slots = c->tx_count - (c->tx_head - c->tx_tail);
 			unsent = c->tx_unposted_bytes;
 			unacked = c->tx_queued_bytes;

@@ -9,6 +9,10 @@
  * more (SendSM, our answer to its signal's SrcAvailCancel); the
  * registration is invalidated before the pages go back, or, when the
  * connection dies first, destroyed with it (sdp_zc_release()).
+ * A MSG_ZEROCOPY send (AZ-SDP) does not wait: its pages stay pinned till
+ * the peer has read them, or, what it declined copied from them as Data
+ * (SDP_ZC_COPY), then go back, and the error queue says so
+ * (sdp_zc_async_end()). The stream's next bytes wait for it.
  *
  * Sink: a peer's SrcAvail is read by RDMA Reads into receive memory, a
  * receive buffer's size at a time, SDP_ZC_READS at once, as far as
@@ -38,6 +42,12 @@ bool sdp_zc_busy(const struct sdp_conn *c)
 {
 	return c->zsrc.state == SDP_ZC_QUEUED || c->zsrc.state == SDP_ZC_OUT ||
 	       c->zsrc.state == SDP_ZC_INV;
+}
+
+/* ... or the rest of a MSG_ZEROCOPY send is being copied: no writer's bytes, no DisConn. */
+bool sdp_zc_holds(const struct sdp_conn *c)
+{
+	return sdp_zc_busy(c) || c->zsrc.state == SDP_ZC_COPY;
 }
 
 /*
@@ -295,6 +305,59 @@ static void sdp_zc_inv_done(struct ib_cq *cq, struct ib_wc *wc)
 	sdp_cq_mark(cq, c);
 }
 
+static void sdp_zc_unpin(struct sdp_zc_src *z);
+
+/*
+ * A MSG_ZEROCOPY send is over: its pages go back, and its notification
+ * (the error queue's, as TCP's) says whether every byte went zero-copy.
+ */
+static void sdp_zc_async_end(struct sdp_conn *c)
+{
+	struct sdp_zc_src *z = &c->zsrc;
+	struct ubuf_info *uarg = z->uarg;
+
+	sdp_zc_unpin(z);
+	z->uarg = NULL;
+	z->state = SDP_ZC_IDLE;
+	sdp_update_counts(c);
+	sdp_zcopy_complete(uarg, !z->copied);
+	c->sk->sk_write_space(c->sk);
+}
+
+/*
+ * SDP_ZC_COPY: what the peer left unread of a MSG_ZEROCOPY send goes as
+ * Data, copied from its pinned pages as send buffers come free (the engine
+ * calls again after each completion), pushed at its end as the send()
+ * would have been.
+ */
+static void sdp_zc_copy_rest(struct sdp_conn *c)
+{
+	struct sdp_zc_src *z = &c->zsrc;
+	int err = 0;
+
+	while (!err && z->acked + z->copied < z->len) {
+		u32 pos = z->off + z->acked + z->copied;
+		struct msghdr m = {};
+		struct bio_vec bv;
+		size_t done = 0;
+
+		bv.bv_page = z->pages[pos >> PAGE_SHIFT];
+		bv.bv_offset = offset_in_page(pos);
+		bv.bv_len = min_t(u32, PAGE_SIZE - bv.bv_offset,
+				  z->len - z->acked - z->copied);
+		iov_iter_bvec(&m.msg_iter, WRITE, &bv, 1, bv.bv_len);
+		err = sdp_tx_write(c, &m, 0, &done, GFP_ATOMIC);
+		z->copied += done;
+	}
+	/* no buffer, and none in flight to give one back: look again soon */
+	if (err == -ENOBUFS)
+		sk_reset_timer(c->sk, &c->zc_timer, jiffies + SDP_ZC_STALL);
+	if (err)
+		return;
+	sdp_tx_push(c, true);
+	sdp_zc_async_end(c);
+}
+
 /* The pages are nobody's but the sender's again: wake it. */
 static void sdp_zc_src_done(struct sdp_conn *c)
 {
@@ -303,6 +366,16 @@ static void sdp_zc_src_done(struct sdp_conn *c)
 	if (z->mapped)
 		ib_dma_unmap_sgtable_attrs(z->ibdev, &z->sgt, DMA_TO_DEVICE, 0);
 	z->mapped = false;
+	if (z->uarg) {
+		/* (a connection that ended sends nothing more) */
+		if (z->acked == z->len || z->ended || !c->v.live) {
+			sdp_zc_async_end(c);
+			return;
+		}
+		z->state = SDP_ZC_COPY;
+		sdp_zc_copy_rest(c);
+		return;
+	}
 	z->state = SDP_ZC_DONE;
 	sdp_update_counts(c);
 	sdp_zc_wake(c->sk);
@@ -376,6 +449,8 @@ void sdp_zc_reap(struct sdp_conn *c)
 		sdp_zc_stalled(c);
 	if (c->v.live)
 		sdp_zc_src_reap(c);
+	if (c->v.live && c->zsrc.state == SDP_ZC_COPY)
+		sdp_zc_copy_rest(c);
 }
 
 /* The data before is posted, and where the device asks (reg_alone) completed. */
@@ -453,15 +528,22 @@ static bool sdp_zc_account(u32 npages)
 static void sdp_zc_unpin(struct sdp_zc_src *z)
 {
 	unpin_user_pages(z->pages, z->npages);
-	atomic64_sub(z->npages, &current->mm->pinned_vm);
+	if (z->pinned_vm)
+		atomic64_sub(z->npages, &current->mm->pinned_vm);
 	sg_free_table(&z->sgt);
 	kvfree(z->pages);
 	z->pages = NULL;
 	z->npages = 0;
 }
 
-/* Pin @len bytes at @addr and map them for the device. */
-static int sdp_zc_pin(struct sdp_conn *c, unsigned long addr, u32 len)
+/*
+ * Pin @len bytes at @addr and map them for the device. A blocking send's
+ * count in its mm's pinned_vm till it takes them back; MSG_ZEROCOPY's
+ * (@async), which may go back in the engine, away from their process, are
+ * counted by their notification against the same RLIMIT_MEMLOCK, as TCP's
+ * (msg_zerocopy_realloc()).
+ */
+static int sdp_zc_pin(struct sdp_conn *c, unsigned long addr, u32 len, bool async)
 {
 	struct sdp_zc_src *z = &c->zsrc;
 	struct ib_device *ibdev = c->sdev->ibdev;
@@ -469,7 +551,7 @@ static int sdp_zc_pin(struct sdp_conn *c, unsigned long addr, u32 len)
 	u32 npages = DIV_ROUND_UP(off + len, PAGE_SIZE);
 	int n;
 
-	if (!sdp_zc_account(npages))
+	if (!async && !sdp_zc_account(npages))
 		return -ENOBUFS;
 	z->pages = kvmalloc_array(npages, sizeof(*z->pages), GFP_KERNEL);
 	if (!z->pages)
@@ -490,6 +572,8 @@ static int sdp_zc_pin(struct sdp_conn *c, unsigned long addr, u32 len)
 	}
 	z->ibdev = ibdev;
 	z->mapped = true;
+	z->off = off;
+	z->pinned_vm = !async;
 	return 0;
 
 unpin:
@@ -499,7 +583,8 @@ free:
 	kvfree(z->pages);
 	z->pages = NULL;
 unaccount:
-	atomic64_sub(npages, &current->mm->pinned_vm);
+	if (!async)
+		atomic64_sub(npages, &current->mm->pinned_vm);
 	return -ENOMEM;
 }
 
@@ -528,10 +613,13 @@ static struct ib_mr *sdp_zc_mr(struct sdp_conn *c)
 /*
  * sendmsg(): offer the next bytes of @msg by SrcAvail if they are worth it
  * (the user memory at the iterator's head is @thresh bytes or more) and
- * the connection can. 1: offered, the sender waits for
- * sdp_conn_zc_busy() to clear, then calls sdp_conn_zc_end(); 0: copy them.
+ * the connection can. The bytes offered: the sender waits for
+ * sdp_conn_zc_busy() to clear, then calls sdp_conn_zc_end(); or, with
+ * MSG_ZEROCOPY's @uarg, they are sent already (the iterator is past them,
+ * the notification comes once they are read). 0: copy them.
  */
-int sdp_conn_zc_send(struct sdp_conn *c, struct msghdr *msg, int flags, u32 thresh)
+int sdp_conn_zc_send(struct sdp_conn *c, struct msghdr *msg, int flags, u32 thresh,
+		     struct ubuf_info *uarg)
 {
 	struct sdp_zc_src *z = &c->zsrc;
 	unsigned long addr;
@@ -547,7 +635,7 @@ int sdp_conn_zc_send(struct sdp_conn *c, struct msghdr *msg, int flags, u32 thre
 	    !sdp_iter_user_seg(&msg->msg_iter, &addr, &len) || len < thresh)
 		return 0;
 	len = min_t(size_t, len, SDP_SRCAVAIL_MAX);
-	if (sdp_zc_pin(c, addr, len))
+	if (sdp_zc_pin(c, addr, len, uarg))
 		goto copy;
 	mr = sdp_zc_mr(c);
 	nents = z->sgt.nents;
@@ -557,12 +645,19 @@ int sdp_conn_zc_send(struct sdp_conn *c, struct msghdr *msg, int flags, u32 thre
 	z->registered = false;
 	z->len = len;
 	z->acked = 0;
+	z->copied = 0;
 	z->cancel = false;
 	z->ended = false;
 	z->state = SDP_ZC_QUEUED;
+	z->uarg = uarg;
+	if (uarg) {
+		net_zcopy_get(uarg);
+		iov_iter_advance(&msg->msg_iter, len);
+		SDP_INC_STATS(sock_net(c->sk), SDP_MIB_ZC_ASYNC);
+	}
 	sdp_tx_push(c, true);
 	sdp_update_counts(c);
-	return 1;
+	return len;
 
 unpin:
 	ib_dma_unmap_sgtable_attrs(z->ibdev, &z->sgt, DMA_TO_DEVICE, 0);
@@ -653,6 +748,8 @@ void sdp_zc_release(struct sdp_conn *c)
 	u32 i;
 
 	sdp_conn_zc_revoke(c);
+	if (c->zsrc.state == SDP_ZC_COPY)
+		sdp_zc_async_end(c);
 	if (c->zc_mr)
 		ib_dereg_mr(c->zc_mr);
 	c->zc_mr = NULL;

@@ -41,7 +41,7 @@ static inline int sdp_slow(void)
 
 /*
  * Whether this kernel's core gives an SDP socket its own SOL_SOCKET
- * options, so that SO_REUSEPORT set directly works: from 6.2
+ * options, so that SO_REUSEPORT and SO_ZEROCOPY set directly work: from 6.2
  * (SOCK_CUSTOM_SOCKOPT, net/sdp/sdp_compat.h); 6.1 refuses it (EOPNOTSUPP).
  */
 static inline bool sdp_direct_reuseport(void)

@@ -60,6 +60,14 @@
  * net.sdp.zcopy_thresh.
  */
 #define SDP_ZCOPY_THRESH	6
+/*
+ * setsockopt/getsockopt(SOL_SDP, SDP_ZEROCOPY, int): SO_ZEROCOPY, which the
+ * sockets core before Linux 6.2 accepts only for AF_INET/AF_INET6 sockets
+ * (the shim turns SO_ZEROCOPY into this). Then send(MSG_ZEROCOPY) returns
+ * once its bytes are offered, and the error queue tells, as for TCP, when
+ * their memory is the caller's again. getsockopt(SO_ZEROCOPY) reads it too.
+ */
+#define SDP_ZEROCOPY		7
 #define SDP_POLICY_MAX_RULES	64
 
 enum sdp_policy_use {
