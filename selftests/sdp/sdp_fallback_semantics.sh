@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # The core semantic tests again, on sockets that fell back to TCP: with
 # net.sdp.enabled=0 every SDP socket (client, listener, accepted) runs over
-# its native TCP socket, and must still behave exactly as TCP. (The TCP
-# oracle's own cases ran in the RDMA pass: these builds leave them out.)
+# its native TCP socket, and must still behave exactly as TCP (MSG_ZEROCOPY
+# included). (The TCP oracle's own cases ran in the RDMA pass: these builds
+# leave them out.)
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
@@ -11,7 +12,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 trap 'echo 1 >/proc/sys/net/sdp/enabled' EXIT
 echo 0 >/proc/sys/net/sdp/enabled
 rc=0
-for t in sdp_stream sdp_integrity; do
+for t in sdp_stream sdp_integrity sdp_zcopy; do
 	SDP_EXPECT_TRANSPORT=tcp "$here/${t}_sdponly" || rc=1
 done
 exit $rc
