@@ -10,7 +10,7 @@
  *   sdp_bench -l [-f FAM] ADDR PORT                 serve any of the below
  *   sdp_bench [-f FAM] [-w WAIT] ADDR PORT pp SIZE N SECS
  *                                                   N round trips (or SECS)
- *   sdp_bench [-f FAM] [-P STREAMS] ADDR PORT stream tx|rx|bidir SIZE SECS
+ *   sdp_bench [-f FAM] [-P STREAMS] [-z] ADDR PORT stream tx|rx|bidir SIZE SECS
  *   sdp_bench [-f FAM] [-w WAIT] [-P DIALERS] ADDR PORT many N SIZE SECS
  *                                                   N streams in one thread
  *   sdp_bench [-f FAM] [-P DIALERS] ADDR PORT hold N   N idle connections
@@ -22,7 +22,7 @@
  * rsockets has no epoll). The server takes WAIT from the client's request.
  * Clients print one line of key=value:
  *   pp:     rtt_median_us= rtt_p99_us= rtt_mean_us= n= wait= transport=
- *   stream: mbytes_per_s= bytes= secs= streams= transport=
+ *   stream: mbytes_per_s= bytes= secs= streams= transport= [zc_copied=]
  *   many:   mbytes_per_s= bytes= secs= conns= moved= min_kib= median_kib=
  *           max_kib= wait= transport= rdma=
  *   hold:   "started", then on a line on stdin dials, "ready n=N
@@ -30,6 +30,9 @@
  *           stdin.
  * transport is rdma or tcp for SDP (SDP_INFO), the family name otherwise;
  * rdma= counts the connections over RDMA (SDP only; 0 otherwise).
+ * -z sends a stream as TCP's MSG_ZEROCOPY users do: SO_ZEROCOPY, a ring of
+ * buffers, each written again only once the error queue says the kernel is
+ * done with it; zc_copied= counts the sends notified as copied.
  * Both ends raise RLIMIT_NOFILE to hold tens of thousands of sockets.
  */
 #include <arpa/inet.h>
@@ -38,6 +41,7 @@
 #include <netinet/tcp.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +54,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/errqueue.h>
 #include <linux/sdp.h>
 
 #include "sdp_family.h"
@@ -72,6 +77,8 @@ struct req {
 static int fam = AF_INET;
 static const char *fam_name = "tcp";
 static int wait_mode = -1;	/* -w; per workload default when unset */
+static bool msg_zc;		/* -z */
+static unsigned long long zc_copied;
 static struct sockaddr_in sin_addr = { .sin_family = AF_INET };
 
 static double now_s(void)
@@ -272,6 +279,91 @@ static long long pour(int fd, const char *buf, size_t size, double secs)
 			total += size;
 		}
 	} while (now_s() < end);
+	return total;
+}
+
+/*
+ * The error queue's zero-copy notifications so far: *@done is the id after
+ * the last one notified. Waits for one when @wait. -1 on an error.
+ */
+static int zc_reap(int fd, unsigned int *done, bool wait)
+{
+	struct pollfd p = { .fd = fd, .events = POLLERR };
+
+	for (;;) {
+		char cbuf[CMSG_SPACE(sizeof(struct sock_extended_err) + 64)];
+		struct msghdr m = { .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+		struct sock_extended_err *e;
+		struct cmsghdr *cm;
+
+		if (recvmsg(fd, &m, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) {
+			if (errno != EAGAIN)
+				return -1;
+			if (!wait)
+				return 0;
+			if (poll(&p, 1, 10000) <= 0)
+				return -1;
+			continue;
+		}
+		cm = CMSG_FIRSTHDR(&m);
+		if (!cm)
+			return -1;
+		e = (struct sock_extended_err *)CMSG_DATA(cm);
+		if (e->ee_origin != SO_EE_ORIGIN_ZEROCOPY)
+			return -1;
+		if (e->ee_code & SO_EE_CODE_ZEROCOPY_COPIED)
+			__atomic_add_fetch(&zc_copied, e->ee_data - e->ee_info + 1, __ATOMIC_RELAXED);
+		*done = e->ee_data + 1;
+		wait = false;
+	}
+}
+
+/*
+ * pour() by MSG_ZEROCOPY from a ring of buffers: a buffer is used again
+ * once every send from it was notified; all are, before it returns.
+ */
+static long long pour_zc(int fd, size_t size, double secs)
+{
+	enum { RING = 8 };
+	unsigned int calls = 0, done = 0, last[RING] = { 0 }, k = 0;
+	double end = now_s() + secs;
+	long long total = 0;
+	char *buf = calloc(RING, size);
+	int one = 1;
+
+	if (!buf)
+		die("calloc");
+	if (setsockopt(fd, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one)) &&
+	    (errno != EOPNOTSUPP ||
+	     setsockopt(fd, SOL_SDP, SDP_ZEROCOPY, &one, sizeof(one))))
+		die("SO_ZEROCOPY");
+	do {
+		size_t off = 0;
+
+		while (done < last[k])
+			if (zc_reap(fd, &done, true))
+				die("MSG_ERRQUEUE");
+		while (off < size) {
+			ssize_t n = send(fd, buf + k * size + off, size - off,
+					 MSG_NOSIGNAL | MSG_ZEROCOPY);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				goto out;
+			off += n;
+			last[k] = ++calls;
+		}
+		total += size;
+		k = (k + 1) % RING;
+		if (zc_reap(fd, &done, false))
+			die("MSG_ERRQUEUE");
+	} while (now_s() < end);
+out:
+	while (done < calls)
+		if (zc_reap(fd, &done, true))
+			die("MSG_ERRQUEUE");
+	free(buf);
 	return total;
 }
 
@@ -627,7 +719,8 @@ static void *stream_run(void *p)
 	if (s->mode == M_BIDIR && pthread_create(&s->rx_tid, NULL, stream_rx, s))
 		die("pthread_create");
 	if (s->mode != M_RX)
-		s->tx = pour(s->fd, buf, s->size, s->secs);
+		s->tx = msg_zc ? pour_zc(s->fd, s->size, s->secs) :
+				 pour(s->fd, buf, s->size, s->secs);
 	shutdown(s->fd, SHUT_WR);
 	if (s->mode == M_BIDIR)
 		pthread_join(s->rx_tid, NULL);
@@ -665,8 +758,11 @@ static int run_stream(int streams, enum mode mode, size_t size, double secs)
 		if (s[i].done > t1)
 			t1 = s[i].done;
 	}
-	printf("mbytes_per_s=%.2f bytes=%lld secs=%.3f streams=%d transport=%s\n",
+	printf("mbytes_per_s=%.2f bytes=%lld secs=%.3f streams=%d transport=%s",
 	       bytes / (t1 - t0) / 1e6, bytes, t1 - t0, streams, transport(s[0].fd));
+	if (msg_zc)
+		printf(" zc_copied=%llu", zc_copied);
+	printf("\n");
 	for (i = 0; i < streams; i++)
 		close(s[i].fd);
 	free(s);
@@ -884,7 +980,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: sdp_bench -l [-f tcp|sdp|smc] ADDR PORT\n"
 		"       sdp_bench [-f FAM] [-w block|poll|epoll] ADDR PORT pp SIZE N SECS\n"
-		"       sdp_bench [-f FAM] [-P STREAMS] ADDR PORT stream tx|rx|bidir SIZE SECS\n"
+		"       sdp_bench [-f FAM] [-P STREAMS] [-z] ADDR PORT stream tx|rx|bidir SIZE SECS\n"
 		"       sdp_bench [-f FAM] [-w poll|epoll] [-P DIALERS] ADDR PORT many N SIZE SECS\n"
 		"       sdp_bench [-f FAM] [-P DIALERS] ADDR PORT hold N\n");
 	exit(2);
@@ -895,8 +991,11 @@ int main(int argc, char **argv)
 	int listen_mode = 0, streams = 1, c;
 	char **arg;
 
-	while ((c = getopt(argc, argv, "lf:P:w:")) != -1) {
+	while ((c = getopt(argc, argv, "lf:P:w:z")) != -1) {
 		switch (c) {
+		case 'z':
+			msg_zc = true;
+			break;
 		case 'l':
 			listen_mode = 1;
 			break;
