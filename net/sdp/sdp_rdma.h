@@ -207,6 +207,11 @@ enum {
 #define SDP_ZC_STALL		(HZ / 25)
 /* RDMA Reads a QP takes in, or has out, at once (at most SDP_ZC_READS) */
 #define SDP_ZC_RD_DEPTH		4
+/*
+ * MSG_ZEROCOPY sends out at once on a connection (within SO_SNDBUF's bytes):
+ * one offered, the rest pinned, mapped and queued behind it.
+ */
+#define SDP_ZC_QUEUE		4
 /* The pages of a SrcAvail at its largest, unaligned at both ends. */
 #define SDP_ZC_PAGES		(SDP_SRCAVAIL_MAX / PAGE_SIZE + 1)
 
@@ -242,6 +247,7 @@ struct sdp_zc_src {
 	u32			off;		/* of the first byte in its page */
 	u32			npages;
 	struct ubuf_info	*uarg;		/* MSG_ZEROCOPY's notification, or NULL */
+	struct ib_mr		*mr;		/* its own: registered once it is the oldest */
 	struct page		**pages;
 	struct sg_table		sgt;
 	struct ib_device	*ibdev;		/* the mapping's */
@@ -310,7 +316,11 @@ struct sdp_conn {
 	struct timer_list	tx_timer;	/* bounds a send's progress */
 	struct timer_list	zc_timer;	/* a SrcAvail's reads held by our reader */
 	struct sdp_conn		*cq_next;	/* on its CQ's list (SDP_C_CQ_MARKED) */
-	struct sdp_zc_src	zsrc;
+	/* a ring: the oldest is offered, MSG_ZEROCOPY's may queue behind it */
+	struct sdp_zc_src	zsrc[SDP_ZC_QUEUE];
+	u32			zs_head;
+	u32			zs_tail;
+	u32			zs_bytes;	/* pinned in them */
 
 	/* RDMA resources, from sdp_conn_setup() to sdp_conn_release() */
 	struct_group(res,
@@ -367,7 +377,6 @@ struct sdp_conn {
 		bool			zc_peer;
 		u8			rd_in;		/* RDMA Reads of ours in flight at once */
 		u8			rd_out;		/* ours of the peer's */
-		struct ib_mr		*zc_mr;
 		struct sdp_zc_sink	zsink;
 	);
 };
@@ -381,6 +390,18 @@ static inline u32 sdp_read_wrs(const struct sdp_dev *sdev)
 }
 
 /* Send queue entries zero-copy may take: the reads, a registration, its invalidation. */
+/* Our oldest send by SrcAvail (IDLE when none is queued). */
+static inline struct sdp_zc_src *sdp_zc_head(struct sdp_conn *c)
+{
+	return &c->zsrc[c->zs_head % SDP_ZC_QUEUE];
+}
+
+/* (a blocking sender's wake condition reads it unlocked) */
+static inline u8 sdp_zc_state(const struct sdp_conn *c)
+{
+	return READ_ONCE(c->zsrc[READ_ONCE(c->zs_head) % SDP_ZC_QUEUE].state);
+}
+
 static inline u32 sdp_zc_wrs(const struct sdp_dev *sdev)
 {
 	return SDP_ZC_READS * sdp_read_wrs(sdev) + 2;

@@ -238,8 +238,9 @@ static int sdp_set_reuseport(struct sdp_sock *ssk, sockptr_t optval,
 
 /*
  * SDP_ZEROCOPY: SO_ZEROCOPY, which the core takes for TCP alone (from 6.2
- * it gives us SO_ZEROCOPY itself). A fallback's native socket has it too:
- * MSG_ZEROCOPY goes to TCP then (sdp_tcp_sync() for one still to come).
+ * it gives us SO_ZEROCOPY itself). A fallback's native socket gets it with
+ * the other socket-level flags (sdp_tcp_sync(), before each forwarded
+ * call): MSG_ZEROCOPY is TCP's then.
  */
 static int sdp_set_zerocopy(struct sdp_sock *ssk, sockptr_t optval,
 			    unsigned int optlen)
@@ -252,11 +253,6 @@ static int sdp_set_zerocopy(struct sdp_sock *ssk, sockptr_t optval,
 		return -EINVAL;
 	lock_sock(&ssk->sk);
 	sock_valbool_flag(&ssk->sk, SOCK_ZEROCOPY, val);
-	if (sdp_fb(ssk)) {
-		lock_sock(ssk->tcp->sk);
-		sock_valbool_flag(ssk->tcp->sk, SOCK_ZEROCOPY, val);
-		release_sock(ssk->tcp->sk);
-	}
 	release_sock(&ssk->sk);
 	return 0;
 }

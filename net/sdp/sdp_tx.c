@@ -146,7 +146,7 @@ void sdp_tx_push(struct sdp_conn *c, bool force)
 	    sk->sk_state == TCP_CLOSE)
 		return;
 	/* DisConn, and a SrcAvail, go after all the data before them */
-	if (test_bit(SDP_C_SEND_DISCONN, &c->flags) || c->zsrc.state == SDP_ZC_QUEUED)
+	if (test_bit(SDP_C_SEND_DISCONN, &c->flags) || sdp_zc_state(c) == SDP_ZC_QUEUED)
 		force = true;
 
 	while (c->tx_post != c->tx_head) {
@@ -376,7 +376,7 @@ static unsigned long sdp_tx_limit(const struct sdp_conn *c)
 	u32 user = sdp_up->user_timeout(c->sk);
 
 	if (c->tx_tail != c->tx_post || c->ctrl_tail != c->ctrl_head ||
-	    c->zsrc.state == SDP_ZC_OUT)
+	    sdp_zc_state(c) == SDP_ZC_OUT)
 		return msecs_to_jiffies(user ?: SDP_TX_STALL_MS);
 	if (user && c->tx_post != c->tx_head &&
 	    sdp_tx_credits(c) <= SDP_CTRL_CREDITS)
@@ -547,7 +547,7 @@ int sdp_tx_write(struct sdp_conn *c, struct msghdr *msg, int flags,
 int sdp_conn_write(struct sdp_conn *c, struct msghdr *msg, int flags,
 		   size_t *copied)
 {
-	if (msg_data_left(msg) && c->zsrc.state == SDP_ZC_COPY) {
+	if (msg_data_left(msg) && sdp_zc_state(c) == SDP_ZC_COPY) {
 		sdp_update_counts(c);
 		return -EAGAIN;
 	}

@@ -12,7 +12,9 @@
  * A MSG_ZEROCOPY send (AZ-SDP) does not wait: its pages stay pinned till
  * the peer has read them, or, what it declined copied from them as Data
  * (SDP_ZC_COPY), then go back, and the error queue says so
- * (sdp_zc_async_end()). The stream's next bytes wait for it.
+ * (sdp_zc_async_end()). Up to SDP_ZC_QUEUE of them queue, pinned and
+ * mapped, each offered once the one before is over; the stream's other
+ * bytes wait for them all.
  *
  * Sink: a peer's SrcAvail is read by RDMA Reads into receive memory, a
  * receive buffer's size at a time, SDP_ZC_READS at once, as far as
@@ -34,20 +36,26 @@ void sdp_zc_rules(const struct sdp_conn *c, struct sdp_zc_rules *z)
 {
 	z->offered = c->zc_offered;
 	z->reading = c->zsink.reading;
-	z->src_left = c->zsrc.state == SDP_ZC_OUT ? c->zsrc.len - c->zsrc.acked : 0;
+	const struct sdp_zc_src *src = &c->zsrc[c->zs_head % SDP_ZC_QUEUE];
+
+	z->src_left = src->state == SDP_ZC_OUT ? src->len - src->acked : 0;
 }
 
 /* Our SrcAvail holds the stream: no new data is taken, nor DisConn sent. */
 bool sdp_zc_busy(const struct sdp_conn *c)
 {
-	return c->zsrc.state == SDP_ZC_QUEUED || c->zsrc.state == SDP_ZC_OUT ||
-	       c->zsrc.state == SDP_ZC_INV;
+	u8 state = sdp_zc_state(c);
+
+	return state == SDP_ZC_QUEUED || state == SDP_ZC_OUT || state == SDP_ZC_INV;
 }
 
-/* ... or the rest of a MSG_ZEROCOPY send is being copied: no writer's bytes, no DisConn. */
+/*
+ * ... or the rest of a MSG_ZEROCOPY send is being copied, or more wait
+ * behind: no writer's bytes, no DisConn.
+ */
 bool sdp_zc_holds(const struct sdp_conn *c)
 {
-	return sdp_zc_busy(c) || c->zsrc.state == SDP_ZC_COPY;
+	return c->zs_head != c->zs_tail && sdp_zc_state(c) != SDP_ZC_DONE;
 }
 
 /*
@@ -287,22 +295,22 @@ static void sdp_zc_sink_reap(struct sdp_conn *c)
 static void sdp_zc_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct sdp_wr *wr = sdp_wr_of(wc);
-	struct sdp_conn *c = wr->conn;
+	struct sdp_zc_src *z = container_of(wr, struct sdp_zc_src, reg_wr);
 
 	if (wc->status != IB_WC_SUCCESS) {
-		WRITE_ONCE(c->zsrc.reg_status, wc->status);
-		sdp_cq_mark(cq, c);
+		WRITE_ONCE(z->reg_status, wc->status);
+		sdp_cq_mark(cq, wr->conn);
 	}
 }
 
 static void sdp_zc_inv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct sdp_wr *wr = sdp_wr_of(wc);
-	struct sdp_conn *c = wr->conn;
+	struct sdp_zc_src *z = container_of(wr, struct sdp_zc_src, inv_wr);
 
-	c->zsrc.inv_status = wc->status;
-	smp_store_release(&c->zsrc.inv_done, true);
-	sdp_cq_mark(cq, c);
+	z->inv_status = wc->status;
+	smp_store_release(&z->inv_done, true);
+	sdp_cq_mark(cq, wr->conn);
 }
 
 static void sdp_zc_unpin(struct sdp_zc_src *z);
@@ -313,12 +321,14 @@ static void sdp_zc_unpin(struct sdp_zc_src *z);
  */
 static void sdp_zc_async_end(struct sdp_conn *c)
 {
-	struct sdp_zc_src *z = &c->zsrc;
+	struct sdp_zc_src *z = sdp_zc_head(c);
 	struct ubuf_info *uarg = z->uarg;
 
 	sdp_zc_unpin(z);
 	z->uarg = NULL;
 	z->state = SDP_ZC_IDLE;
+	c->zs_bytes -= z->len;
+	c->zs_head++;
 	sdp_update_counts(c);
 	sdp_zcopy_complete(uarg, !z->copied);
 	c->sk->sk_write_space(c->sk);
@@ -332,7 +342,7 @@ static void sdp_zc_async_end(struct sdp_conn *c)
  */
 static void sdp_zc_copy_rest(struct sdp_conn *c)
 {
-	struct sdp_zc_src *z = &c->zsrc;
+	struct sdp_zc_src *z = sdp_zc_head(c);
 	int err = 0;
 
 	while (!err && z->acked + z->copied < z->len) {
@@ -361,7 +371,7 @@ static void sdp_zc_copy_rest(struct sdp_conn *c)
 /* The pages are nobody's but the sender's again: wake it. */
 static void sdp_zc_src_done(struct sdp_conn *c)
 {
-	struct sdp_zc_src *z = &c->zsrc;
+	struct sdp_zc_src *z = sdp_zc_head(c);
 
 	if (z->mapped)
 		ib_dma_unmap_sgtable_attrs(z->ibdev, &z->sgt, DMA_TO_DEVICE, 0);
@@ -386,7 +396,7 @@ static void sdp_zc_src_done(struct sdp_conn *c)
 /* Read all, or refused: the key dies before the pages go back. */
 static void sdp_zc_src_finish(struct sdp_conn *c)
 {
-	struct sdp_zc_src *z = &c->zsrc;
+	struct sdp_zc_src *z = sdp_zc_head(c);
 
 	if (!z->registered) {
 		sdp_zc_src_done(c);
@@ -394,14 +404,14 @@ static void sdp_zc_src_finish(struct sdp_conn *c)
 	}
 	z->state = SDP_ZC_INV;
 	z->inv_done = false;
-	if (sdp_post_inv(c, &z->inv_wr, c->zc_mr->rkey))
+	if (sdp_post_inv(c, &z->inv_wr, z->mr->rkey))
 		sdp_up->error(c->sk, ECONNRESET, SDP_MIB_QP_ERROR);
 }
 
 /* RdmaRdCompl: @len more bytes read (sdp_proto_check() bounded it). */
 void sdp_zc_rdmardcompl(struct sdp_conn *c, u32 len)
 {
-	struct sdp_zc_src *z = &c->zsrc;
+	struct sdp_zc_src *z = sdp_zc_head(c);
 
 	z->acked += len;
 	c->tx_stamp = jiffies;		/* progress, for sdp_tx_watch() */
@@ -421,7 +431,7 @@ void sdp_zc_sendsm(struct sdp_conn *c)
 
 static void sdp_zc_src_reap(struct sdp_conn *c)
 {
-	struct sdp_zc_src *z = &c->zsrc;
+	struct sdp_zc_src *z = sdp_zc_head(c);
 
 	u8 status = READ_ONCE(z->reg_status);
 
@@ -449,7 +459,7 @@ void sdp_zc_reap(struct sdp_conn *c)
 		sdp_zc_stalled(c);
 	if (c->v.live)
 		sdp_zc_src_reap(c);
-	if (c->v.live && c->zsrc.state == SDP_ZC_COPY)
+	if (c->v.live && sdp_zc_head(c)->state == SDP_ZC_COPY)
 		sdp_zc_copy_rest(c);
 }
 
@@ -471,7 +481,7 @@ static bool sdp_zc_may_register(const struct sdp_conn *c)
 int sdp_zc_push(struct sdp_conn *c)
 {
 	struct sdp_zc_sink *k = &c->zsink;
-	struct sdp_zc_src *z = &c->zsrc;
+	struct sdp_zc_src *z = sdp_zc_head(c);
 	int err;
 
 	if (k->compl_due && sdp_tx_ctrl_ok(c)) {
@@ -488,15 +498,14 @@ int sdp_zc_push(struct sdp_conn *c)
 		k->sendsm_due = false;
 	}
 	if (z->state == SDP_ZC_QUEUED && !z->registered && sdp_zc_may_register(c)) {
-		err = sdp_post_reg(c, &z->reg_wr, c->zc_mr, IB_ACCESS_REMOTE_READ);
+		err = sdp_post_reg(c, &z->reg_wr, z->mr, IB_ACCESS_REMOTE_READ);
 		if (err)
 			return err;
 		z->registered = true;
 	}
 	if (z->state == SDP_ZC_QUEUED && z->registered && c->tx_post == c->tx_head &&
 	    sdp_tx_credits(c) > SDP_CTRL_CREDITS && sdp_tx_ctrl_ok(c)) {
-		sdp_proto_srcavail(sdp_tx_ctrl_msg(c), z->len, c->zc_mr->rkey,
-				   c->zc_mr->iova);
+		sdp_proto_srcavail(sdp_tx_ctrl_msg(c), z->len, z->mr->rkey, z->mr->iova);
 		err = sdp_tx_ctrl(c, SDP_MID_SRCAVAIL, SDP_SRCAVAIL_LEN);
 		if (err)
 			return err;
@@ -543,9 +552,9 @@ static void sdp_zc_unpin(struct sdp_zc_src *z)
  * counted by their notification against the same RLIMIT_MEMLOCK, as TCP's
  * (msg_zerocopy_realloc()).
  */
-static int sdp_zc_pin(struct sdp_conn *c, unsigned long addr, u32 len, bool async)
+static int sdp_zc_pin(struct sdp_conn *c, struct sdp_zc_src *z, unsigned long addr,
+		      u32 len, bool async)
 {
-	struct sdp_zc_src *z = &c->zsrc;
 	struct ib_device *ibdev = c->sdev->ibdev;
 	u32 off = offset_in_page(addr);
 	u32 npages = DIV_ROUND_UP(off + len, PAGE_SIZE);
@@ -589,25 +598,43 @@ unaccount:
 }
 
 /*
- * The connection's registration, made once. Each use gets a random key:
- * the device's PD is shared, so a peer that guessed a live rkey could read
- * through its own QP; every wrong guess costs it its connection.
+ * The queue entry's registration, made once (each entry has its own: the
+ * pages of one queued are mapped into it while the one before is read).
+ * Each use gets a random key: the device's PD is shared, so a peer that
+ * guessed a live rkey could read through its own QP; every wrong guess
+ * costs it its connection.
  */
-static struct ib_mr *sdp_zc_mr(struct sdp_conn *c)
+static struct ib_mr *sdp_zc_mr(struct sdp_conn *c, struct sdp_zc_src *z)
 {
-	struct ib_mr *mr = c->zc_mr;
+	struct ib_mr *mr = z->mr;
 	u8 key = get_random_u8();
 
 	if (!mr) {
 		mr = ib_alloc_mr(c->sdev->pd, IB_MR_TYPE_MEM_REG, SDP_ZC_PAGES);
 		if (IS_ERR(mr))
 			return NULL;
-		c->zc_mr = mr;
+		z->mr = mr;
 	}
 	if (key == (mr->rkey & 0xff))
 		key++;
 	ib_update_fast_reg_key(mr, key);
 	return mr;
+}
+
+/*
+ * Whether a send may queue behind the ones there: a blocking send's
+ * (its sender waits for it alone) only behind none; MSG_ZEROCOPY's behind
+ * MSG_ZEROCOPY's, within SDP_ZC_QUEUE and, past the first, SO_SNDBUF.
+ */
+static bool sdp_zc_room(const struct sdp_conn *c, bool async, size_t len)
+{
+	u32 n = c->zs_tail - c->zs_head;
+
+	if (!n)
+		return true;
+	return async && n < SDP_ZC_QUEUE &&
+	       c->zsrc[(c->zs_tail - 1) % SDP_ZC_QUEUE].uarg &&
+	       c->zs_bytes + len <= READ_ONCE(c->sk->sk_sndbuf);
 }
 
 /*
@@ -621,7 +648,7 @@ static struct ib_mr *sdp_zc_mr(struct sdp_conn *c)
 int sdp_conn_zc_send(struct sdp_conn *c, struct msghdr *msg, int flags, u32 thresh,
 		     struct ubuf_info *uarg)
 {
-	struct sdp_zc_src *z = &c->zsrc;
+	struct sdp_zc_src *z = &c->zsrc[c->zs_tail % SDP_ZC_QUEUE];
 	unsigned long addr;
 	struct ib_mr *mr;
 	size_t len;
@@ -629,15 +656,16 @@ int sdp_conn_zc_send(struct sdp_conn *c, struct msghdr *msg, int flags, u32 thre
 
 	/* (MSG_OOB's last byte ends a Data message: it is copied) */
 	if (!thresh || (flags & MSG_OOB) || !c->v.live || !c->started || !c->zc_peer ||
-	    c->failed || z->state != SDP_ZC_IDLE ||
-	    (READ_ONCE(c->sk->sk_shutdown) & SEND_SHUTDOWN) ||
+	    c->failed || (READ_ONCE(c->sk->sk_shutdown) & SEND_SHUTDOWN) ||
 	    test_bit(SDP_C_CM_GONE, &c->flags) ||
 	    !sdp_iter_user_seg(&msg->msg_iter, &addr, &len) || len < thresh)
 		return 0;
 	len = min_t(size_t, len, SDP_SRCAVAIL_MAX);
-	if (sdp_zc_pin(c, addr, len, uarg))
+	if (!sdp_zc_room(c, uarg, len))
+		return 0;
+	if (sdp_zc_pin(c, z, addr, len, uarg))
 		goto copy;
-	mr = sdp_zc_mr(c);
+	mr = sdp_zc_mr(c, z);
 	nents = z->sgt.nents;
 	if (!mr || ib_map_mr_sg(mr, z->sgt.sgl, nents, NULL, PAGE_SIZE) != nents)
 		goto unpin;
@@ -650,6 +678,8 @@ int sdp_conn_zc_send(struct sdp_conn *c, struct msghdr *msg, int flags, u32 thre
 	z->ended = false;
 	z->state = SDP_ZC_QUEUED;
 	z->uarg = uarg;
+	c->zs_tail++;
+	c->zs_bytes += len;
 	if (uarg) {
 		net_zcopy_get(uarg);
 		iov_iter_advance(&msg->msg_iter, len);
@@ -668,10 +698,10 @@ copy:
 	return 0;
 }
 
-/* The sender's wake condition: its pages are still the device's. */
+/* The sender's wake condition: its pages (the only ones queued) are still the device's. */
 bool sdp_conn_zc_busy(const struct sdp_conn *c)
 {
-	return READ_ONCE(c->zsrc.state) != SDP_ZC_DONE;
+	return sdp_zc_state(c) != SDP_ZC_DONE;
 }
 
 /*
@@ -680,7 +710,7 @@ bool sdp_conn_zc_busy(const struct sdp_conn *c)
  */
 void sdp_conn_zc_cancel(struct sdp_conn *c)
 {
-	struct sdp_zc_src *z = &c->zsrc;
+	struct sdp_zc_src *z = sdp_zc_head(c);
 
 	if (!c->v.live)
 		return;
@@ -694,24 +724,48 @@ void sdp_conn_zc_cancel(struct sdp_conn *c)
 	}
 }
 
+/* The queue entries' registrations, gone (none may still be out). */
+static void sdp_zc_mrs_free(struct sdp_conn *c)
+{
+	u32 i;
+
+	for (i = 0; i < SDP_ZC_QUEUE; i++) {
+		if (c->zsrc[i].mr)
+			ib_dereg_mr(c->zsrc[i].mr);
+		c->zsrc[i].mr = NULL;
+	}
+}
+
 /*
  * The connection ended (reset, the peer gone, a local abort) with our
- * SrcAvail out, or its sender will wait no longer: in process context, the
- * QP is drained (to error: nothing more is read, and no registration or
- * invalidation still names the MR), then the MR goes, and the pages are
- * the sender's. The connection was over, or is now.
+ * sends queued, or a blocking sender will wait no longer: in process
+ * context, with a SrcAvail out the QP is drained (to error: nothing more
+ * is read, and no registration or invalidation still names an MR), then
+ * the MRs go, and the pages go back: MSG_ZEROCOPY's notified, a blocking
+ * sender's (alone in the queue) its own again. The connection was over,
+ * or is now.
  */
 void sdp_conn_zc_revoke(struct sdp_conn *c)
 {
-	if (!sdp_zc_busy(c))
+	struct sdp_zc_src *z;
+
+	if (c->zs_head == c->zs_tail)
 		return;
-	if (c->v.live)
-		ib_drain_qp(c->qp);
-	if (c->zc_mr)
-		ib_dereg_mr(c->zc_mr);
-	c->zc_mr = NULL;
-	c->zsrc.ended = true;
-	sdp_zc_src_done(c);
+	if (sdp_zc_busy(c)) {
+		if (c->v.live)
+			ib_drain_qp(c->qp);
+		sdp_zc_mrs_free(c);
+	}
+	while (c->zs_head != c->zs_tail) {
+		z = sdp_zc_head(c);
+		if (z->state == SDP_ZC_DONE)
+			break;
+		z->ended = true;
+		if (z->state == SDP_ZC_COPY)
+			sdp_zc_async_end(c);
+		else
+			sdp_zc_src_done(c);
+	}
 }
 
 /*
@@ -722,21 +776,27 @@ void sdp_conn_zc_revoke(struct sdp_conn *c)
  */
 size_t sdp_conn_zc_end(struct sdp_conn *c, struct msghdr *msg, int *how)
 {
-	struct sdp_zc_src *z = &c->zsrc;
+	struct sdp_zc_src *z = sdp_zc_head(c);
 	size_t acked = z->acked;
 
 	*how = z->ended ? SDP_ZC_ENDED : acked == z->len ? SDP_ZC_READ : SDP_ZC_DECLINED;
 	sdp_zc_unpin(z);
 	iov_iter_advance(&msg->msg_iter, acked);
 	z->state = SDP_ZC_IDLE;
+	c->zs_bytes -= z->len;
+	c->zs_head++;
 	sdp_update_counts(c);
 	return acked;
 }
 
 void sdp_zc_init(struct sdp_conn *c)
 {
-	sdp_wr_init(&c->zsrc.reg_wr, c, sdp_zc_reg_done);
-	sdp_wr_init(&c->zsrc.inv_wr, c, sdp_zc_inv_done);
+	u32 i;
+
+	for (i = 0; i < SDP_ZC_QUEUE; i++) {
+		sdp_wr_init(&c->zsrc[i].reg_wr, c, sdp_zc_reg_done);
+		sdp_wr_init(&c->zsrc[i].inv_wr, c, sdp_zc_inv_done);
+	}
 }
 
 /*
@@ -748,11 +808,7 @@ void sdp_zc_release(struct sdp_conn *c)
 	u32 i;
 
 	sdp_conn_zc_revoke(c);
-	if (c->zsrc.state == SDP_ZC_COPY)
-		sdp_zc_async_end(c);
-	if (c->zc_mr)
-		ib_dereg_mr(c->zc_mr);
-	c->zc_mr = NULL;
+	sdp_zc_mrs_free(c);
 	for (i = 0; c->zsink.rd && i < SDP_ZC_SLOTS; i++)
 		sdp_zc_rd_free(c, &c->zsink.rd[i]);
 	kfree(c->zsink.rd);

@@ -8,9 +8,9 @@
  * not read; the peer closing mid-send. MSG_ZEROCOPY (SO_ZEROCOPY): the
  * error queue's notifications, complete and in order, each buffer
  * overwritten as soon as its notification came; a send the peer leaves
- * unread, copied from its pages; a close right after. Over SDP the
- * counters say which bytes went zero-copy, and pinned pages (VmPin) and
- * memory regions return to their start.
+ * unread, copied from its pages; several out at once; a close right
+ * after. Over SDP the counters say which bytes went zero-copy, and pinned
+ * pages (VmPin) and memory regions return to their start.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -657,6 +657,40 @@ TEST_F_TIMEOUT(zc, msg_zerocopy_unread_is_copied, 60)
 		EXPECT_EQ(1, z.declined - self->z0.declined);
 		EXPECT_EQ(1, n.copied);
 		TH_LOG("%lld B read of the SrcAvail, the rest copied", z.tx - self->z0.tx);
+	}
+	prove(_metadata, self, variant->sdp);
+}
+
+/*
+ * Several MSG_ZEROCOPY sends out at once, as TCP takes them into its send
+ * buffer: four of 256 KiB, non-blocking, while the reader does not read,
+ * each taken whole (over RDMA the first is offered, read as far as
+ * SO_RCVBUF goes, the others queue behind it, pinned). Then all arrive,
+ * in order, and all are notified.
+ */
+TEST_F_TIMEOUT(zc, msg_zerocopy_sends_queue, 60)
+{
+	static unsigned char out[4][256 << 10], in[4 * (256 << 10)];
+	struct zc_notes n = { 0 };
+	struct zc_stats z;
+	unsigned int i;
+
+	zerocopy_on(_metadata, self->a, variant->sdp);
+	ASSERT_EQ(0, sdp_setint(self->a, SOL_SOCKET, SO_SNDBUF, 2 << 20));
+	for (i = 0; i < 4; i++) {
+		stream_fill(31, i * sizeof(out[0]), out[i], sizeof(out[0]));
+		ASSERT_EQ(sizeof(out[0]), send(self->a, out[i], sizeof(out[0]),
+					       MSG_ZEROCOPY | MSG_DONTWAIT))
+			TH_LOG("send %u: %s", i, strerror(errno));
+	}
+	ASSERT_EQ(sizeof(in), sdp_read_full(self->b, in, sizeof(in)));
+	EXPECT_EQ(-1, stream_check(31, 0, in, sizeof(in)));
+	EXPECT_TRUE(zc_notes_wait(self->a, &n, 4, 20000))
+		TH_LOG("notified up to %u: %s", n.next, strerror(n.err));
+	TH_LOG("%u of 4 sends notified as copied", n.copied);
+	if (self->rdma) {
+		zc_stats(&z);
+		EXPECT_EQ(4, z.async - self->z0.async);
 	}
 	prove(_metadata, self, variant->sdp);
 }
