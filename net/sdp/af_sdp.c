@@ -62,6 +62,9 @@ static void sdp_sk_destruct(struct sock *sk)
 	sdp_diag_del(sdp_sk(sk));
 	sdp_conn_free(sdp_sk(sk)->conn);
 	kfree(sdp_sk(sk)->policy);
+	/* MSG_ZEROCOPY's notifications nobody read (TCP's inet_sock_destruct()) */
+	skb_queue_purge(&sk->sk_error_queue);
+	WARN_ON_ONCE(atomic_read(&sk->sk_omem_alloc));
 	/* the rings gave back all they charged; SO_RESERVE_MEM's goes too */
 	WARN_ON_ONCE(atomic_read(&sk->sk_rmem_alloc));
 	WARN_ON_ONCE(sk->sk_wmem_queued);

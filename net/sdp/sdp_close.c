@@ -121,6 +121,8 @@ static void sdp_teardown_work(struct work_struct *work)
 	 */
 	lock_sock(sk);
 	sdp_cm_disconnect(ssk->conn);
+	/* sends by SrcAvail end now, as TCP's reset frees its queue: MSG_ZEROCOPY's notified */
+	sdp_conn_zc_revoke(ssk->conn);
 	lssk = sock_flag(sk, SOCK_DEAD) ? NULL : ssk->child.parent;
 	if (lssk)
 		sock_hold(&lssk->sk);

@@ -475,9 +475,10 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 		goto do_error;
 out:
 	sdp_conn_sent(ssk->conn, flags);
-	release_sock(sk);
+	/* (while we own the socket the engine, which completes it too, waits) */
 	if (uarg)
 		sdp_zcopy_complete(uarg, copied == async);
+	release_sock(sk);
 	return copied;
 
 do_error:

@@ -316,6 +316,23 @@ static void sdp_zc_inv_done(struct ib_cq *cq, struct ib_wc *wc)
 static void sdp_zc_unpin(struct sdp_zc_src *z);
 
 /*
+ * The oldest send is over. An empty ring starts again at its first entry,
+ * so that blocking sends, one at a time, keep using one registration.
+ */
+static void sdp_zc_pop(struct sdp_conn *c)
+{
+	struct sdp_zc_src *z = sdp_zc_head(c);
+
+	c->zs_bytes -= z->len;
+	if (c->zs_head + 1 == c->zs_tail) {
+		WRITE_ONCE(c->zs_head, 0);
+		c->zs_tail = 0;
+	} else {
+		WRITE_ONCE(c->zs_head, c->zs_head + 1);
+	}
+}
+
+/*
  * A MSG_ZEROCOPY send is over: its pages go back, and its notification
  * (the error queue's, as TCP's) says whether every byte went zero-copy.
  */
@@ -326,9 +343,8 @@ static void sdp_zc_async_end(struct sdp_conn *c)
 
 	sdp_zc_unpin(z);
 	z->uarg = NULL;
-	z->state = SDP_ZC_IDLE;
-	c->zs_bytes -= z->len;
-	c->zs_head++;
+	WRITE_ONCE(z->state, SDP_ZC_IDLE);
+	sdp_zc_pop(c);
 	sdp_update_counts(c);
 	sdp_zcopy_complete(uarg, !z->copied);
 	c->sk->sk_write_space(c->sk);
@@ -386,7 +402,7 @@ static void sdp_zc_src_done(struct sdp_conn *c)
 		sdp_zc_copy_rest(c);
 		return;
 	}
-	z->state = SDP_ZC_DONE;
+	WRITE_ONCE(z->state, SDP_ZC_DONE);
 	sdp_update_counts(c);
 	sdp_zc_wake(c->sk);
 	/* writers that waited for the stream */
@@ -782,9 +798,8 @@ size_t sdp_conn_zc_end(struct sdp_conn *c, struct msghdr *msg, int *how)
 	*how = z->ended ? SDP_ZC_ENDED : acked == z->len ? SDP_ZC_READ : SDP_ZC_DECLINED;
 	sdp_zc_unpin(z);
 	iov_iter_advance(&msg->msg_iter, acked);
-	z->state = SDP_ZC_IDLE;
-	c->zs_bytes -= z->len;
-	c->zs_head++;
+	WRITE_ONCE(z->state, SDP_ZC_IDLE);
+	sdp_zc_pop(c);
 	sdp_update_counts(c);
 	return acked;
 }

@@ -8,8 +8,8 @@
  * not read; the peer closing mid-send. MSG_ZEROCOPY (SO_ZEROCOPY): the
  * error queue's notifications, complete and in order, each buffer
  * overwritten as soon as its notification came; a send the peer leaves
- * unread, copied from its pages; several out at once; a close right
- * after. Over SDP the counters say which bytes went zero-copy, and pinned
+ * unread, copied from its pages; several out at once; the reader's reset;
+ * a close right after. Over SDP the counters say which bytes went zero-copy, and pinned
  * pages (VmPin) and memory regions return to their start.
  */
 #include <pthread.h>
@@ -650,6 +650,10 @@ TEST_F_TIMEOUT(zc, msg_zerocopy_unread_is_copied, 60)
 	ASSERT_TRUE(zc_notes_wait(self->a, &n, 1, 20000))
 		TH_LOG("no notification: %s", strerror(n.err));
 	TH_LOG("notified %s the reader read", early ? "before" : "after");
+	/* one more, notified, left unread on the error queue at the close */
+	ASSERT_EQ(5000, send(self->a, out, 5000, MSG_ZEROCOPY));
+	ASSERT_EQ(5000, sdp_read_full(self->b, in, 5000));
+	EXPECT_EQ(1, sdp_poll1(self->a, POLLERR, 20000));
 	if (self->rdma) {
 		EXPECT_TRUE(early);
 		zc_stats(&z);
@@ -694,6 +698,33 @@ TEST_F_TIMEOUT(zc, msg_zerocopy_sends_queue, 60)
 		EXPECT_EQ(4, z.async - self->z0.async);
 	}
 	prove(_metadata, self, variant->sdp);
+}
+
+/*
+ * The reader closes with MSG_ZEROCOPY's bytes unread: the connection
+ * resets, and the sender, which keeps its socket, is notified all the
+ * same (TCP's reset frees its queue), then gets the reset.
+ */
+TEST_F_TIMEOUT(zc, msg_zerocopy_peer_resets, 60)
+{
+	static unsigned char out[300000], in[1000];
+	struct zc_notes n = { 0 };
+
+	zerocopy_on(_metadata, self->a, variant->sdp);
+	ASSERT_EQ(0, sdp_setint(self->a, SOL_SOCKET, SO_SNDBUF, 1 << 20));
+	stream_fill(32, 0, out, sizeof(out));
+	ASSERT_EQ(sizeof(out), send(self->a, out, sizeof(out), MSG_ZEROCOPY));
+	ASSERT_EQ(sizeof(in), sdp_read_full(self->b, in, sizeof(in)));
+	if (variant->sdp)
+		SDP_PROVE(&self->pr);
+	else
+		SDP_PROVE_TCP(self->a);
+	close(self->b);
+	self->b = -1;
+	EXPECT_TRUE(zc_notes_wait(self->a, &n, 1, 20000))
+		TH_LOG("no notification after the reset: %s", strerror(n.err));
+	EXPECT_EQ(-1, send(self->a, out, 1, MSG_NOSIGNAL));
+	EXPECT_TRUE(errno == ECONNRESET || errno == EPIPE) TH_LOG("%s", strerror(errno));
 }
 
 /*
