@@ -389,7 +389,6 @@ static inline u32 sdp_read_wrs(const struct sdp_dev *sdev)
 	return sdev->quirks.read_fence ? 2 : 1;
 }
 
-/* Send queue entries zero-copy may take: the reads, a registration, its invalidation. */
 /* Our oldest send by SrcAvail (IDLE when none is queued). */
 static inline struct sdp_zc_src *sdp_zc_head(struct sdp_conn *c)
 {
@@ -402,6 +401,7 @@ static inline u8 sdp_zc_state(const struct sdp_conn *c)
 	return READ_ONCE(c->zsrc[READ_ONCE(c->zs_head) % SDP_ZC_QUEUE].state);
 }
 
+/* Send queue entries zero-copy may take: the reads, a registration, its invalidation. */
 static inline u32 sdp_zc_wrs(const struct sdp_dev *sdev)
 {
 	return SDP_ZC_READS * sdp_read_wrs(sdev) + 2;

@@ -34,10 +34,10 @@
 /* The peer's view of what it may send (sdp_proto_check()). */
 void sdp_zc_rules(const struct sdp_conn *c, struct sdp_zc_rules *z)
 {
-	z->offered = c->zc_offered;
-	z->reading = c->zsink.reading;
 	const struct sdp_zc_src *src = &c->zsrc[c->zs_head % SDP_ZC_QUEUE];
 
+	z->offered = c->zc_offered;
+	z->reading = c->zsink.reading;
 	z->src_left = src->state == SDP_ZC_OUT ? src->len - src->acked : 0;
 }
 
@@ -316,13 +316,15 @@ static void sdp_zc_inv_done(struct ib_cq *cq, struct ib_wc *wc)
 static void sdp_zc_unpin(struct sdp_zc_src *z);
 
 /*
- * The oldest send is over. An empty ring starts again at its first entry,
- * so that blocking sends, one at a time, keep using one registration.
+ * The oldest send is over, its pages back. An empty ring starts again at
+ * its first entry, so that blocking sends, one at a time, keep using one
+ * registration.
  */
 static void sdp_zc_pop(struct sdp_conn *c)
 {
 	struct sdp_zc_src *z = sdp_zc_head(c);
 
+	WRITE_ONCE(z->state, SDP_ZC_IDLE);
 	c->zs_bytes -= z->len;
 	if (c->zs_head + 1 == c->zs_tail) {
 		WRITE_ONCE(c->zs_head, 0);
@@ -343,7 +345,6 @@ static void sdp_zc_async_end(struct sdp_conn *c)
 
 	sdp_zc_unpin(z);
 	z->uarg = NULL;
-	WRITE_ONCE(z->state, SDP_ZC_IDLE);
 	sdp_zc_pop(c);
 	sdp_update_counts(c);
 	sdp_zcopy_complete(uarg, !z->copied);
@@ -777,10 +778,7 @@ void sdp_conn_zc_revoke(struct sdp_conn *c)
 		if (z->state == SDP_ZC_DONE)
 			break;
 		z->ended = true;
-		if (z->state == SDP_ZC_COPY)
-			sdp_zc_async_end(c);
-		else
-			sdp_zc_src_done(c);
+		sdp_zc_src_done(c);
 	}
 }
 
@@ -798,7 +796,6 @@ size_t sdp_conn_zc_end(struct sdp_conn *c, struct msghdr *msg, int *how)
 	*how = z->ended ? SDP_ZC_ENDED : acked == z->len ? SDP_ZC_READ : SDP_ZC_DECLINED;
 	sdp_zc_unpin(z);
 	iov_iter_advance(&msg->msg_iter, acked);
-	WRITE_ONCE(z->state, SDP_ZC_IDLE);
 	sdp_zc_pop(c);
 	sdp_update_counts(c);
 	return acked;
