@@ -54,10 +54,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <linux/errqueue.h>
 #include <linux/sdp.h>
 
 #include "sdp_family.h"
+#include "sdp_zc_note.h"
 
 #ifndef AF_SMC
 #define AF_SMC 43
@@ -291,29 +291,21 @@ static int zc_reap(int fd, unsigned int *done, bool wait)
 	struct pollfd p = { .fd = fd, .events = POLLERR };
 
 	for (;;) {
-		char cbuf[CMSG_SPACE(sizeof(struct sock_extended_err) + 64)];
-		struct msghdr m = { .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
-		struct sock_extended_err *e;
-		struct cmsghdr *cm;
+		struct sock_extended_err e;
+		int err = sdp_zc_note(fd, &e);
 
-		if (recvmsg(fd, &m, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) {
-			if (errno != EAGAIN)
-				return -1;
+		if (err == -EAGAIN) {
 			if (!wait)
 				return 0;
 			if (poll(&p, 1, 10000) <= 0)
 				return -1;
 			continue;
 		}
-		cm = CMSG_FIRSTHDR(&m);
-		if (!cm)
+		if (err)
 			return -1;
-		e = (struct sock_extended_err *)CMSG_DATA(cm);
-		if (e->ee_origin != SO_EE_ORIGIN_ZEROCOPY)
-			return -1;
-		if (e->ee_code & SO_EE_CODE_ZEROCOPY_COPIED)
-			__atomic_add_fetch(&zc_copied, e->ee_data - e->ee_info + 1, __ATOMIC_RELAXED);
-		*done = e->ee_data + 1;
+		if (e.ee_code & SO_EE_CODE_ZEROCOPY_COPIED)
+			__atomic_add_fetch(&zc_copied, e.ee_data - e.ee_info + 1, __ATOMIC_RELAXED);
+		*done = e.ee_data + 1;
 		wait = false;
 	}
 }

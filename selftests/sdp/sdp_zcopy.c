@@ -18,13 +18,12 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <linux/capability.h>
-#include <linux/errqueue.h>
-#include <netinet/in.h>
 
 #include "kselftest_harness.h"
 #include "sdp_proof.h"
 #include "sdp_baseline.h"
 #include "sdp_gen.h"
+#include "../../userspace/sdp_zc_note.h"
 
 /* net/sdp/sdp_proto.h's SDP_SRCAVAIL_MAX: one SrcAvail at most */
 #define SRCAVAIL_MAX	(1 << 20)
@@ -522,31 +521,21 @@ struct zc_notes {
 static void zc_notes_take(int fd, struct zc_notes *n)
 {
 	while (!n->err) {
-		char cbuf[CMSG_SPACE(sizeof(struct sock_extended_err) + 64)];
-		struct msghdr m = { .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
-		struct sock_extended_err *e;
-		struct cmsghdr *cm;
+		struct sock_extended_err e;
+		int err = sdp_zc_note(fd, &e);
 
-		if (recvmsg(fd, &m, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) {
-			if (errno != EAGAIN)
-				n->err = errno;
+		if (err) {
+			if (err != -EAGAIN)
+				n->err = -err;
 			return;
 		}
-		cm = CMSG_FIRSTHDR(&m);
-		if (!cm || !((cm->cmsg_level == SOL_IP && cm->cmsg_type == IP_RECVERR) ||
-			     (cm->cmsg_level == SOL_IPV6 && cm->cmsg_type == IPV6_RECVERR))) {
-			n->err = EPROTO;
-			return;
-		}
-		e = (struct sock_extended_err *)CMSG_DATA(cm);
-		if (e->ee_origin != SO_EE_ORIGIN_ZEROCOPY || e->ee_errno ||
-		    e->ee_info != n->next || e->ee_data < e->ee_info) {
+		if (e.ee_info != n->next || e.ee_data < e.ee_info) {
 			n->err = ERANGE;
 			return;
 		}
-		if (e->ee_code & SO_EE_CODE_ZEROCOPY_COPIED)
-			n->copied += e->ee_data - e->ee_info + 1;
-		n->next = e->ee_data + 1;
+		if (e.ee_code & SO_EE_CODE_ZEROCOPY_COPIED)
+			n->copied += e.ee_data - e.ee_info + 1;
+		n->next = e.ee_data + 1;
 		n->msgs++;
 	}
 }
