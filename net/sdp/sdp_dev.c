@@ -69,6 +69,7 @@ static int sdp_add_one(struct ib_device *ibdev)
 		goto free;
 	}
 	sdp_quirks_init(sdev);
+	sdp_mr_init(sdev);
 	kref_init(&sdev->ref);
 	init_completion(&sdev->released);
 	ib_set_client_data(ibdev, &sdp_client, sdev);
@@ -117,6 +118,7 @@ static void sdp_remove_one(struct ib_device *ibdev, void *client_data)
 	kref_put(&sdev->ref, sdp_dev_release);
 	wait_for_completion(&sdev->released);
 	sdp_cq_exit(sdev);
+	sdp_mr_exit(sdev);
 	ib_dealloc_pd(sdev->pd);
 	kfree(sdev);
 }

@@ -60,6 +60,8 @@ enum sdp_mib_field {
 	SDP_MIB_ZC_DECLINED,		/* peers' SrcAvails our reader left unread: SendSM */
 	SDP_MIB_ZC_FALLBACK,		/* large sends copied: no pin, no room, no MR */
 	SDP_MIB_ZC_ASYNC,		/* SrcAvails of MSG_ZEROCOPY sends: no one waited */
+	SDP_MIB_ZC_MR_REUSED,		/* zero-copy sends' MRs from the device's pool */
+	SDP_MIB_ZC_MR_ALLOCS,		/* ... and made, the pool empty */
 	/* one per enum sdp_fallback_reason, in its order */
 	SDP_MIB_FALLBACK,
 	SDP_MIB_MAX = SDP_MIB_FALLBACK + SDP_FB_MAX

@@ -109,6 +109,16 @@ struct sdp_dev {
 	struct list_head	cqs;		/* shared by its connections (sdp_cq.c) */
 	struct delayed_work	cq_reap;	/* the unused ones go */
 	struct net_device	*napi_dev;	/* holds the CQs' NAPI contexts */
+	/*
+	 * Fast-registration MRs lent to zero-copy sends (sdp_mr.c), each
+	 * invalidated before it comes back; those the last SDP_MR_LINGER
+	 * did not need go.
+	 */
+	spinlock_t		mr_lock;
+	struct list_head	mrs;		/* last given back first */
+	u32			mr_idle;	/* on mrs */
+	u32			mr_unused;	/* of them, none taken since the last reap */
+	struct delayed_work	mr_reap;
 	bool			dead;
 };
 
@@ -513,6 +523,12 @@ void sdp_update_counts(struct sdp_conn *c);
 int sdp_tx_ctrl(struct sdp_conn *c, u8 mid, u32 len);
 bool sdp_tx_ctrl_ok(const struct sdp_conn *c);
 struct sdp_bsdh *sdp_tx_ctrl_msg(struct sdp_conn *c);
+
+/* sdp_mr.c */
+void sdp_mr_init(struct sdp_dev *sdev);
+void sdp_mr_exit(struct sdp_dev *sdev);
+struct ib_mr *sdp_mr_get(struct sdp_dev *sdev, bool *reused);
+void sdp_mr_put(struct sdp_dev *sdev, struct ib_mr *mr);
 
 /* sdp_zc.c */
 void sdp_zc_init(struct sdp_conn *c);

@@ -290,6 +290,37 @@ static void sdp_zc_sink_reap(struct sdp_conn *c)
 	}
 }
 
+/*
+ * An MR for a send to map its pages into, lent by the device (its PD is
+ * the device's). Each use gets a random key: the PD is shared, so a peer
+ * that guessed a live rkey could read through its own QP; every wrong
+ * guess costs it its connection.
+ */
+static struct ib_mr *sdp_zc_mr_get(struct sdp_conn *c)
+{
+	u8 key = get_random_u8();
+	struct ib_mr *mr;
+	bool reused;
+
+	mr = sdp_mr_get(c->sdev, &reused);
+	if (!mr)
+		return NULL;
+	SDP_INC_STATS(sock_net(c->sk), reused ? SDP_MIB_ZC_MR_REUSED : SDP_MIB_ZC_MR_ALLOCS);
+	if (key == (mr->rkey & 0xff))
+		key++;
+	ib_update_fast_reg_key(mr, key);
+	return mr;
+}
+
+/* The send is over and its MR holds no registration (invalidated, or never made). */
+static void sdp_zc_mr_put(struct sdp_conn *c, struct sdp_zc_src *z)
+{
+	if (!z->mr)
+		return;
+	sdp_mr_put(c->sdev, z->mr);
+	z->mr = NULL;
+}
+
 /* ---- the source ---- */
 
 static void sdp_zc_reg_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -315,23 +346,15 @@ static void sdp_zc_inv_done(struct ib_cq *cq, struct ib_wc *wc)
 
 static void sdp_zc_unpin(struct sdp_zc_src *z);
 
-/*
- * The oldest send is over, its pages back. An empty ring starts again at
- * its first entry, so that blocking sends, one at a time, keep using one
- * registration.
- */
+/* The oldest send is over, its pages back, its MR invalidated or gone. */
 static void sdp_zc_pop(struct sdp_conn *c)
 {
 	struct sdp_zc_src *z = sdp_zc_head(c);
 
+	sdp_zc_mr_put(c, z);
 	WRITE_ONCE(z->state, SDP_ZC_IDLE);
 	c->zs_bytes -= z->len;
-	if (c->zs_head + 1 == c->zs_tail) {
-		WRITE_ONCE(c->zs_head, 0);
-		c->zs_tail = 0;
-	} else {
-		WRITE_ONCE(c->zs_head, c->zs_head + 1);
-	}
+	WRITE_ONCE(c->zs_head, c->zs_head + 1);
 }
 
 /*
@@ -615,30 +638,6 @@ unaccount:
 }
 
 /*
- * The queue entry's registration, made once (each entry has its own: the
- * pages of one queued are mapped into it while the one before is read).
- * Each use gets a random key: the device's PD is shared, so a peer that
- * guessed a live rkey could read through its own QP; every wrong guess
- * costs it its connection.
- */
-static struct ib_mr *sdp_zc_mr(struct sdp_conn *c, struct sdp_zc_src *z)
-{
-	struct ib_mr *mr = z->mr;
-	u8 key = get_random_u8();
-
-	if (!mr) {
-		mr = ib_alloc_mr(c->sdev->pd, IB_MR_TYPE_MEM_REG, SDP_ZC_PAGES);
-		if (IS_ERR(mr))
-			return NULL;
-		z->mr = mr;
-	}
-	if (key == (mr->rkey & 0xff))
-		key++;
-	ib_update_fast_reg_key(mr, key);
-	return mr;
-}
-
-/*
  * Whether a send may queue behind the ones there: a blocking send's
  * (its sender waits for it alone) only behind none; MSG_ZEROCOPY's behind
  * MSG_ZEROCOPY's, within SDP_ZC_QUEUE and, past the first, SO_SNDBUF.
@@ -667,7 +666,6 @@ int sdp_conn_zc_send(struct sdp_conn *c, struct msghdr *msg, int flags, u32 thre
 {
 	struct sdp_zc_src *z = &c->zsrc[c->zs_tail % SDP_ZC_QUEUE];
 	unsigned long addr;
-	struct ib_mr *mr;
 	size_t len;
 	int nents;
 
@@ -682,9 +680,9 @@ int sdp_conn_zc_send(struct sdp_conn *c, struct msghdr *msg, int flags, u32 thre
 		return 0;
 	if (sdp_zc_pin(c, z, addr, len, uarg))
 		goto copy;
-	mr = sdp_zc_mr(c, z);
+	z->mr = sdp_zc_mr_get(c);
 	nents = z->sgt.nents;
-	if (!mr || ib_map_mr_sg(mr, z->sgt.sgl, nents, NULL, PAGE_SIZE) != nents)
+	if (!z->mr || ib_map_mr_sg(z->mr, z->sgt.sgl, nents, NULL, PAGE_SIZE) != nents)
 		goto unpin;
 	z->reg_status = IB_WC_SUCCESS;
 	z->registered = false;
@@ -707,6 +705,7 @@ int sdp_conn_zc_send(struct sdp_conn *c, struct msghdr *msg, int flags, u32 thre
 	return len;
 
 unpin:
+	sdp_zc_mr_put(c, z);
 	ib_dma_unmap_sgtable_attrs(z->ibdev, &z->sgt, DMA_TO_DEVICE, 0);
 	z->mapped = false;
 	sdp_zc_unpin(z);
@@ -741,26 +740,15 @@ void sdp_conn_zc_cancel(struct sdp_conn *c)
 	}
 }
 
-/* The queue entries' registrations, gone (none may still be out). */
-static void sdp_zc_mrs_free(struct sdp_conn *c)
-{
-	u32 i;
-
-	for (i = 0; i < SDP_ZC_QUEUE; i++) {
-		if (c->zsrc[i].mr)
-			ib_dereg_mr(c->zsrc[i].mr);
-		c->zsrc[i].mr = NULL;
-	}
-}
-
 /*
  * The connection ended (reset, the peer gone, a local abort) with our
  * sends queued, or a blocking sender will wait no longer: in process
  * context, with a SrcAvail out the QP is drained (to error: nothing more
  * is read, and no registration or invalidation still names an MR), then
- * the MRs go, and the pages go back: MSG_ZEROCOPY's notified, a blocking
- * sender's (alone in the queue) its own again. The connection was over,
- * or is now.
+ * the oldest's MR goes (its registration may be live; the others' never
+ * were, and go back to the pool), and the pages go back: MSG_ZEROCOPY's
+ * notified, a blocking sender's (alone in the queue) its own again. The
+ * connection was over, or is now.
  */
 void sdp_conn_zc_revoke(struct sdp_conn *c)
 {
@@ -771,7 +759,9 @@ void sdp_conn_zc_revoke(struct sdp_conn *c)
 	if (sdp_zc_busy(c)) {
 		if (c->v.live)
 			ib_drain_qp(c->qp);
-		sdp_zc_mrs_free(c);
+		z = sdp_zc_head(c);
+		ib_dereg_mr(z->mr);
+		z->mr = NULL;
 	}
 	while (c->zs_head != c->zs_tail) {
 		z = sdp_zc_head(c);
@@ -820,7 +810,9 @@ void sdp_zc_release(struct sdp_conn *c)
 	u32 i;
 
 	sdp_conn_zc_revoke(c);
-	sdp_zc_mrs_free(c);
+	/* (a blocking sender's, read, waits for it to take its pages back) */
+	for (i = 0; i < SDP_ZC_QUEUE; i++)
+		sdp_zc_mr_put(c, &c->zsrc[i]);
 	for (i = 0; c->zsink.rd && i < SDP_ZC_SLOTS; i++)
 		sdp_zc_rd_free(c, &c->zsink.rd[i]);
 	kfree(c->zsink.rd);

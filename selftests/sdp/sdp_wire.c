@@ -2540,6 +2540,43 @@ TEST_F(evil_zc, read_beyond_the_srcavail)
 	self->c.refused = read_pkts(&self->c, 4096);
 }
 
+/*
+ * The device lends one memory region to send after send: the next
+ * SrcAvail names the same region with a new key, and the key the peer saw
+ * before reads nothing of it.
+ */
+TEST_F(evil_zc1, an_earlier_sends_key_reads_nothing)
+{
+	struct zc_send z = {};
+	struct peer *p = &self->c.p;
+	struct srcah sa, sa2;
+	struct rrch rr;
+	pthread_t t;
+	int status;
+
+	zc_send_start(&z, self->c.sfd, 200000, &t);
+	ASSERT_TRUE(got_srcavail(p, &sa));
+	ASSERT_EQ(IBV_WC_SUCCESS, peer_read(p, sa.vaddr, sa.rkey, sa.len));
+	rr.len = htonl(sa.len);
+	ASSERT_EQ(0, send_msg(p, MID_RDMARDCOMPL, &rr, sizeof(rr)));
+	pthread_join(t, NULL);
+	ASSERT_EQ(200000, z.n);
+	free(z.buf);
+	zc_send_start(&z, self->c.sfd, 200000, &t);
+	ASSERT_TRUE(got_srcavail(p, &sa2));
+	/* (a fast-registration key's low byte is the consumer's, the rest the region's) */
+	EXPECT_EQ(sa.rkey >> 8, sa2.rkey >> 8) TH_LOG("keys %#x, then %#x", sa.rkey, sa2.rkey);
+	EXPECT_NE(sa.rkey, sa2.rkey);
+	status = peer_read(p, sa2.vaddr, sa.rkey, 4096);
+	EXPECT_NE(IBV_WC_SUCCESS, status);
+	TH_LOG("our read with the earlier key: %s",
+	       status < 0 ? "no completion" : ibv_wc_status_str(status));
+	pthread_join(t, NULL);
+	expect_reset_seen(_metadata, &self->c, &z);
+	free(z.buf);
+	self->c.refused = read_pkts(&self->c, 4096);
+}
+
 /* SendSM unasked: the peer prefers copies; the send goes on by Data. */
 TEST_F(evil_zc1, sendsm_makes_the_send_copy)
 {

@@ -9,8 +9,10 @@
  * error queue's notifications, complete and in order, each buffer
  * overwritten as soon as its notification came; a send the peer leaves
  * unread, copied from its pages; several out at once; the reader's reset;
- * a close right after. Over SDP the counters say which bytes went zero-copy, and pinned
- * pages (VmPin) and memory regions return to their start.
+ * a close right after. The device's memory regions, lent to sends of one
+ * connection after another. Over SDP the counters say which bytes went
+ * zero-copy, and pinned pages (VmPin) and memory regions return to their
+ * start (or below: the device's pool lets its unused go).
  */
 #include <pthread.h>
 #include <signal.h>
@@ -754,6 +756,55 @@ TEST_F_TIMEOUT(zc, msg_zerocopy_then_close, 60)
 	} else if (variant->sdp) {
 		fprintf(stderr, "# PROOF fallback\n");
 	}
+}
+
+/*
+ * The device lends its memory regions to sends: connections one after
+ * another map their sends' pages into the same one (with a new key each
+ * time), and one no send took for a while is freed.
+ */
+TEST_F_TIMEOUT(zc, memory_regions_are_lent_by_the_device, 60)
+{
+	long long reused = sdp_stat("ZcopyMrReused"), allocs = sdp_stat("ZcopyMrAllocs");
+	int a = self->a, b = self->b, i, mrs = -1, now = -1;
+	unsigned char *buf;
+	struct zc_stats z;
+
+	ASSERT_EQ(0, posix_memalign((void **)&buf, 4096, SRCAVAIL_MAX));
+	for (i = 0; i < 4; i++) {
+		struct reader r = { .key = 40 + i, .total = SRCAVAIL_MAX };
+		pthread_t tr;
+
+		if (i)
+			ASSERT_EQ(0, sdp_pair(variant->sdp ? sdp_family() : AF_INET, SDP_A, &a, &b));
+		r.fd = b;
+		ASSERT_EQ(0, sdp_setint(b, SOL_SOCKET, SO_RCVBUFFORCE, 4 << 20));
+		ASSERT_EQ(0, pthread_create(&tr, NULL, read_all, &r));
+		stream_fill(r.key, 0, buf, SRCAVAIL_MAX);
+		ASSERT_EQ(SRCAVAIL_MAX, send(a, buf, SRCAVAIL_MAX, 0));
+		reader_done(_metadata, tr, &r);
+		if (i) {
+			close(a);
+			close(b);
+		}
+	}
+	free(buf);
+	if (!self->rdma) {
+		prove(_metadata, self, variant->sdp);
+		return;
+	}
+	zc_stats(&z);
+	EXPECT_EQ(4, z.sends - self->z0.sends);
+	EXPECT_GE(1, sdp_stat("ZcopyMrAllocs") - allocs);
+	EXPECT_LE(3, sdp_stat("ZcopyMrReused") - reused);
+	/* the last send's, idle in the pool, goes within two seconds */
+	mrs = rdma_objects(RDMA_NLDEV_CMD_RES_MR_GET);
+	for (i = 0; i < 50 && (now = rdma_objects(RDMA_NLDEV_CMD_RES_MR_GET)) >= mrs; i++)
+		usleep(100000);
+	EXPECT_GT(mrs, now) TH_LOG("memory regions: %d, then %d", mrs, now);
+	TH_LOG("4 connections' sends: %lld memory regions made, %lld lent again",
+	       sdp_stat("ZcopyMrAllocs") - allocs, sdp_stat("ZcopyMrReused") - reused);
+	prove(_metadata, self, true);
 }
 
 TEST_HARNESS_MAIN
