@@ -1171,7 +1171,7 @@ TEST_F_TIMEOUT(soak, random_lives, 24 * 3600)
 	struct worker w[8];
 	pthread_t t[8];
 
-	/* 30 s in make check; SDP_SOAK_SECS=600 for ten minutes, 0 skips */
+	/* 30 s unset (make check sets less); SDP_SOAK_SECS=600 for ten minutes, 0 skips */
 	if (secs <= 0)
 		SKIP(return, "SDP_SOAK_SECS=0");
 
