@@ -60,7 +60,7 @@ struct ib_mr *sdp_mr_get(struct sdp_dev *sdev, bool *reused)
 	return mr;
 }
 
-/* @mr holds no registration (invalidated, or never made); from any context. */
+/* @mr holds no registration (invalidated, or never made); in process or softirq context. */
 void sdp_mr_put(struct sdp_dev *sdev, struct ib_mr *mr)
 {
 	spin_lock_bh(&sdev->mr_lock);

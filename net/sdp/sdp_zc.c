@@ -745,10 +745,10 @@ void sdp_conn_zc_cancel(struct sdp_conn *c)
  * sends queued, or a blocking sender will wait no longer: in process
  * context, with a SrcAvail out the QP is drained (to error: nothing more
  * is read, and no registration or invalidation still names an MR), then
- * the oldest's MR goes (its registration may be live; the others' never
- * were, and go back to the pool), and the pages go back: MSG_ZEROCOPY's
- * notified, a blocking sender's (alone in the queue) its own again. The
- * connection was over, or is now.
+ * the oldest's MR goes if it was registered (the registration may be
+ * live; the others' never were, and go back to the pool), and the pages
+ * go back: MSG_ZEROCOPY's notified, a blocking sender's (alone in the
+ * queue) its own again. The connection was over, or is now.
  */
 void sdp_conn_zc_revoke(struct sdp_conn *c)
 {
@@ -760,8 +760,10 @@ void sdp_conn_zc_revoke(struct sdp_conn *c)
 		if (c->v.live)
 			ib_drain_qp(c->qp);
 		z = sdp_zc_head(c);
-		ib_dereg_mr(z->mr);
-		z->mr = NULL;
+		if (z->registered) {
+			ib_dereg_mr(z->mr);
+			z->mr = NULL;
+		}
 	}
 	while (c->zs_head != c->zs_tail) {
 		z = sdp_zc_head(c);
