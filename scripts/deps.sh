@@ -14,6 +14,8 @@
 #   scripts/deps.sh --kbuild-deps    what building a kernel takes (scripts/debug-kernel)
 #   scripts/deps.sh --nginx          the unpacked nginx binary the program tests run
 #   scripts/deps.sh --drbd           the unpacked drbd-utils tree sdp_drbd.sh runs
+#   scripts/deps.sh --siw KVER       soft-iWARP (siw.ko) for KVER, built from Debian's
+#                                    linux-source of its line: Debian ships no siw
 set -euo pipefail
 
 # dwarves: pahole, which 6.12's kbuild runs to give a module its BTF.
@@ -165,6 +167,33 @@ kselftest()
 	echo "$ksrc"
 }
 
+# Soft-iWARP for kernel $1: Debian's kernels leave drivers/infiniband/sw/siw
+# out, but the same line's linux-source builds it as an external module
+# against the stock headers. Prints the module's path.
+siw()
+{
+	local kver=$1 line dir
+	case $kver in
+	6.1.*) line=6.1 ;;
+	6.12.*) line=6.12 ;;
+	*) die "no linux-source for $kver's line" ;;
+	esac
+	dir=$SDP_CACHE/siw/$kver
+	if [ ! -e "$dir/.built" ]; then
+		install_pkgs "linux-source-$line" xz-utils
+		fetch_kernel "$kver"
+		log "building siw for $kver from linux-source-$line"
+		rm -rf "$dir"
+		mkdir -p "$dir"
+		tar -xJf "/usr/src/linux-source-$line.tar.xz" -C "$dir" --strip-components=5 \
+			"linux-source-$line/drivers/infiniband/sw/siw"
+		make -s -C "$(kdir_of "$kver")" M="$dir" CONFIG_RDMA_SIW=m modules >&2 ||
+			die "cannot build siw for $kver"
+		touch "$dir/.built"
+	fi
+	echo "$dir/siw.ko"
+}
+
 case "${1:-}" in
 "")
 	install_pkgs "${PKGS[@]}"
@@ -182,6 +211,7 @@ case "${1:-}" in
 --kroot) kroot_of "$2" ;;
 --kdir) kdir_of "$2" ;;
 --kselftest) kselftest ;;
+--siw) siw "$2" ;;
 --kbuild-deps) install_pkgs "${PKGS[@]}" "${KBUILD_PKGS[@]}" ;;
 *) die "unknown argument $1" ;;
 esac
