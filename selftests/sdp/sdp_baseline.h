@@ -152,7 +152,7 @@ static inline void baseline_read(struct baseline *b)
  * exchange first, so wait up to @secs. The last reading goes to @now.
  * Completion queues are shared and one left unused lingers a second
  * (sdp_cq.c), as does a zero-copy send's memory region, lent by its
- * device (sdp_zc.c): one counted in @b may be gone since, none may be new.
+ * device (sdp_mr.c): one counted in @b may be gone since, none may be new.
  */
 static inline bool baseline_back(const struct baseline *b, struct baseline *now, int secs)
 {
