@@ -62,6 +62,9 @@ enum sdp_mib_field {
 	SDP_MIB_ZC_ASYNC,		/* SrcAvails of MSG_ZEROCOPY sends: no one waited */
 	SDP_MIB_ZC_MR_REUSED,		/* zero-copy sends' MRs from the device's pool */
 	SDP_MIB_ZC_MR_ALLOCS,		/* ... and made, the pool empty */
+	SDP_MIB_ZC_CACHE_HITS,		/* blocking sends of a buffer kept pinned and mapped */
+	SDP_MIB_ZC_CACHE_MISSES,	/* ... and of one pinned and mapped anew */
+	SDP_MIB_ZC_CACHE_STALE,		/* kept buffers dropped: the address maps other pages */
 	/* one per enum sdp_fallback_reason, in its order */
 	SDP_MIB_FALLBACK,
 	SDP_MIB_MAX = SDP_MIB_FALLBACK + SDP_FB_MAX

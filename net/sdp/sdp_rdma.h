@@ -9,6 +9,8 @@
 #define _NET_SDP_RDMA_H
 
 #include <linux/list.h>
+#include <linux/mmu_notifier.h>
+#include <linux/mutex.h>
 #include <linux/scatterlist.h>
 #include <linux/netdevice.h>
 #include <linux/stddef.h>
@@ -236,31 +238,49 @@ enum sdp_zc_state {
 };
 
 /*
- * The source side: a sender's pinned pages, from sdp_conn_zc_send() to
+ * A zero-copy send's user buffer, pinned, mapped for the device and mapped
+ * into an MR (sdp_zbuf.c); a blocking send's is kept for the next send of
+ * the same bytes, MSG_ZEROCOPY's goes with its send.
+ */
+struct sdp_zc_buf {
+	struct mmu_interval_notifier	mni;	/* while kept: the address maps other pages now */
+	struct sdp_conn		*conn;
+	struct mm_struct	*mm;		/* whose pinned_vm counts the pages (grabbed), or NULL */
+	unsigned long		addr;
+	unsigned long		used;		/* jiffies: its last send began */
+	u32			len;
+	u32			off;		/* of the first byte in its page */
+	u32			npages;		/* pinned */
+	u32			pinned_vm;	/* pages counted in mm's pinned_vm */
+	bool			busy;		/* a send's */
+	bool			kept;		/* stays for the next send (mni inserted) */
+	bool			stale;		/* its pages are not the address's any more */
+	bool			mapped;		/* the pages are mapped for the device */
+	struct page		**pages;
+	struct sg_table		sgt;
+	struct ib_device	*ibdev;		/* the mapping's */
+	struct ib_mr		*mr;		/* the pages mapped in; registered only during a send */
+};
+
+/*
+ * The source side: a send's buffer, from sdp_conn_zc_send() to
  * sdp_conn_zc_end() (the sender's own call, which may come after the
  * connection's resources are gone: so kept outside them), or, for
  * MSG_ZEROCOPY's (@uarg), to sdp_zc_async_end().
  */
 struct sdp_zc_src {
 	u8			state;		/* enum sdp_zc_state */
-	bool			mapped;		/* the pages are mapped for the device */
 	bool			cancel;		/* a SrcAvailCancel is to be sent */
 	bool			ended;		/* the connection ended under it */
 	bool			inv_done;
 	bool			registered;	/* the registration is posted */
-	bool			pinned_vm;	/* the pages count in the sender's mm */
 	u8			reg_status;	/* a failed registration's */
 	u8			inv_status;
 	u32			len;		/* bytes offered */
 	u32			acked;		/* of them, read by the peer */
 	u32			copied;		/* of the rest, copied (SDP_ZC_COPY) */
-	u32			off;		/* of the first byte in its page */
-	u32			npages;
 	struct ubuf_info	*uarg;		/* MSG_ZEROCOPY's notification, or NULL */
-	struct ib_mr		*mr;		/* its own: registered once it is the oldest */
-	struct page		**pages;
-	struct sg_table		sgt;
-	struct ib_device	*ibdev;		/* the mapping's */
+	struct sdp_zc_buf	*buf;		/* its pages and MR (registered once it is the oldest) */
 	struct sdp_wr		reg_wr;
 	struct sdp_wr		inv_wr;
 };
@@ -331,6 +351,11 @@ struct sdp_conn {
 	u32			zs_head;
 	u32			zs_tail;
 	u32			zs_bytes;	/* pinned in them */
+	/* their buffers (sdp_zbuf.c): a send's, or kept for the next */
+	struct sdp_zc_buf	zbuf[SDP_ZC_QUEUE];
+	struct mutex		zbuf_lock;	/* which are kept, and which a send takes */
+	spinlock_t		zbuf_seq_lock;	/* the notifiers' sequence numbers */
+	struct work_struct	zbuf_gc;	/* drops the stale (not from their notifier) */
 
 	/* RDMA resources, from sdp_conn_setup() to sdp_conn_release() */
 	struct_group(res,
@@ -531,6 +556,11 @@ struct ib_mr *sdp_mr_get(struct sdp_dev *sdev, bool *reused);
 void sdp_mr_put(struct sdp_dev *sdev, struct ib_mr *mr);
 
 /* sdp_zc.c */
+void sdp_zbuf_init(struct sdp_conn *c);
+struct sdp_zc_buf *sdp_zbuf_get(struct sdp_conn *c, unsigned long addr, u32 len, bool async);
+void sdp_zbuf_put(struct sdp_conn *c, struct sdp_zc_buf *b, bool keep);
+void sdp_zbuf_revoke(struct sdp_conn *c, struct sdp_zc_buf *b);
+void sdp_zbuf_release(struct sdp_conn *c);
 void sdp_zc_init(struct sdp_conn *c);
 void sdp_zc_timer_stop(struct sdp_conn *c);
 void sdp_zc_release(struct sdp_conn *c);

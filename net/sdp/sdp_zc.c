@@ -8,7 +8,9 @@
  * waits until the peer has read them all (RdmaRdCompl) or will read no
  * more (SendSM, our answer to its signal's SrcAvailCancel); the
  * registration is invalidated before the pages go back, or, when the
- * connection dies first, destroyed with it (sdp_zc_release()).
+ * connection dies first, destroyed with it (sdp_zc_release()). The
+ * buffer stays pinned and mapped for the next send of the same bytes
+ * (sdp_zbuf.c).
  * A MSG_ZEROCOPY send (AZ-SDP) does not wait: its pages stay pinned till
  * the peer has read them, or, what it declined copied from them as Data
  * (SDP_ZC_COPY), then go back, and the error queue says so
@@ -291,34 +293,18 @@ static void sdp_zc_sink_reap(struct sdp_conn *c)
 }
 
 /*
- * An MR for a send to map its pages into, lent by the device (its PD is
- * the device's). Each use gets a random key: the PD is shared, so a peer
- * that guessed a live rkey could read through its own QP; every wrong
- * guess costs it its connection.
+ * Each registration of a send's MR gets a random key: the PD is the
+ * device's, shared, so a peer that guessed a live rkey could read through
+ * its own QP; every wrong guess costs it its connection. And the key of a
+ * send before, on the same MR, names nothing.
  */
-static struct ib_mr *sdp_zc_mr_get(struct sdp_conn *c)
+static void sdp_zc_new_key(struct ib_mr *mr)
 {
 	u8 key = get_random_u8();
-	struct ib_mr *mr;
-	bool reused;
 
-	mr = sdp_mr_get(c->sdev, &reused);
-	if (!mr)
-		return NULL;
-	SDP_INC_STATS(sock_net(c->sk), reused ? SDP_MIB_ZC_MR_REUSED : SDP_MIB_ZC_MR_ALLOCS);
 	if (key == (mr->rkey & 0xff))
 		key++;
 	ib_update_fast_reg_key(mr, key);
-	return mr;
-}
-
-/* The send is over and its MR holds no registration (invalidated, or never made). */
-static void sdp_zc_mr_put(struct sdp_conn *c, struct sdp_zc_src *z)
-{
-	if (!z->mr)
-		return;
-	sdp_mr_put(c->sdev, z->mr);
-	z->mr = NULL;
 }
 
 /* ---- the source ---- */
@@ -344,14 +330,11 @@ static void sdp_zc_inv_done(struct ib_cq *cq, struct ib_wc *wc)
 	sdp_cq_mark(cq, wr->conn);
 }
 
-static void sdp_zc_unpin(struct sdp_zc_src *z);
-
 /* The oldest send is over, its pages back, its MR invalidated or gone. */
 static void sdp_zc_pop(struct sdp_conn *c)
 {
 	struct sdp_zc_src *z = sdp_zc_head(c);
 
-	sdp_zc_mr_put(c, z);
 	WRITE_ONCE(z->state, SDP_ZC_IDLE);
 	c->zs_bytes -= z->len;
 	WRITE_ONCE(c->zs_head, c->zs_head + 1);
@@ -366,7 +349,8 @@ static void sdp_zc_async_end(struct sdp_conn *c)
 	struct sdp_zc_src *z = sdp_zc_head(c);
 	struct ubuf_info *uarg = z->uarg;
 
-	sdp_zc_unpin(z);
+	sdp_zbuf_put(c, z->buf, false);
+	z->buf = NULL;
 	z->uarg = NULL;
 	sdp_zc_pop(c);
 	sdp_update_counts(c);
@@ -386,12 +370,12 @@ static void sdp_zc_copy_rest(struct sdp_conn *c)
 	int err = 0;
 
 	while (!err && z->acked + z->copied < z->len) {
-		u32 pos = z->off + z->acked + z->copied;
+		u32 pos = z->buf->off + z->acked + z->copied;
 		struct msghdr m = {};
 		struct bio_vec bv;
 		size_t done = 0;
 
-		bv.bv_page = z->pages[pos >> PAGE_SHIFT];
+		bv.bv_page = z->buf->pages[pos >> PAGE_SHIFT];
 		bv.bv_offset = offset_in_page(pos);
 		bv.bv_len = min_t(u32, PAGE_SIZE - bv.bv_offset,
 				  z->len - z->acked - z->copied);
@@ -413,9 +397,6 @@ static void sdp_zc_src_done(struct sdp_conn *c)
 {
 	struct sdp_zc_src *z = sdp_zc_head(c);
 
-	if (z->mapped)
-		ib_dma_unmap_sgtable_attrs(z->ibdev, &z->sgt, DMA_TO_DEVICE, 0);
-	z->mapped = false;
 	if (z->uarg) {
 		/* (a connection that ended sends nothing more) */
 		if (z->acked == z->len || z->ended || !c->v.live) {
@@ -444,7 +425,7 @@ static void sdp_zc_src_finish(struct sdp_conn *c)
 	}
 	z->state = SDP_ZC_INV;
 	z->inv_done = false;
-	if (sdp_post_inv(c, &z->inv_wr, z->mr->rkey))
+	if (sdp_post_inv(c, &z->inv_wr, z->buf->mr->rkey))
 		sdp_up->error(c->sk, ECONNRESET, SDP_MIB_QP_ERROR);
 }
 
@@ -538,14 +519,14 @@ int sdp_zc_push(struct sdp_conn *c)
 		k->sendsm_due = false;
 	}
 	if (z->state == SDP_ZC_QUEUED && !z->registered && sdp_zc_may_register(c)) {
-		err = sdp_post_reg(c, &z->reg_wr, z->mr, IB_ACCESS_REMOTE_READ);
+		err = sdp_post_reg(c, &z->reg_wr, z->buf->mr, IB_ACCESS_REMOTE_READ);
 		if (err)
 			return err;
 		z->registered = true;
 	}
 	if (z->state == SDP_ZC_QUEUED && z->registered && c->tx_post == c->tx_head &&
 	    sdp_tx_credits(c) > SDP_CTRL_CREDITS && sdp_tx_ctrl_ok(c)) {
-		sdp_proto_srcavail(sdp_tx_ctrl_msg(c), z->len, z->mr->rkey, z->mr->iova);
+		sdp_proto_srcavail(sdp_tx_ctrl_msg(c), z->len, z->buf->mr->rkey, z->buf->mr->iova);
 		err = sdp_tx_ctrl(c, SDP_MID_SRCAVAIL, SDP_SRCAVAIL_LEN);
 		if (err)
 			return err;
@@ -560,81 +541,6 @@ int sdp_zc_push(struct sdp_conn *c)
 		SDP_INC_STATS(sock_net(c->sk), SDP_MIB_ZC_CANCELS);
 	}
 	return 0;
-}
-
-/* RLIMIT_MEMLOCK bounds what a process pins, as for RDMA memory regions. */
-static bool sdp_zc_account(u32 npages)
-{
-	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
-
-	if (atomic64_add_return(npages, &current->mm->pinned_vm) <= limit ||
-	    capable(CAP_IPC_LOCK))
-		return true;
-	atomic64_sub(npages, &current->mm->pinned_vm);
-	return false;
-}
-
-static void sdp_zc_unpin(struct sdp_zc_src *z)
-{
-	unpin_user_pages(z->pages, z->npages);
-	if (z->pinned_vm)
-		atomic64_sub(z->npages, &current->mm->pinned_vm);
-	sg_free_table(&z->sgt);
-	kvfree(z->pages);
-	z->pages = NULL;
-	z->npages = 0;
-}
-
-/*
- * Pin @len bytes at @addr and map them for the device. A blocking send's
- * count in its mm's pinned_vm till it takes them back; MSG_ZEROCOPY's
- * (@async), which may go back in the engine, away from their process, are
- * counted by their notification against the same RLIMIT_MEMLOCK, as TCP's
- * (msg_zerocopy_realloc()).
- */
-static int sdp_zc_pin(struct sdp_conn *c, struct sdp_zc_src *z, unsigned long addr,
-		      u32 len, bool async)
-{
-	struct ib_device *ibdev = c->sdev->ibdev;
-	u32 off = offset_in_page(addr);
-	u32 npages = DIV_ROUND_UP(off + len, PAGE_SIZE);
-	int n;
-
-	if (!async && !sdp_zc_account(npages))
-		return -ENOBUFS;
-	z->pages = kvmalloc_array(npages, sizeof(*z->pages), GFP_KERNEL);
-	if (!z->pages)
-		goto unaccount;
-	n = pin_user_pages_fast(addr - off, npages, 0, z->pages);
-	if (n != npages) {
-		if (n > 0)
-			unpin_user_pages(z->pages, n);
-		goto free;
-	}
-	z->npages = npages;
-	if (sg_alloc_table_from_pages(&z->sgt, z->pages, npages, off, len, GFP_KERNEL))
-		goto unpin;
-	/* (an IOMMU may merge the pages: sgt.nents says into how many) */
-	if (ib_dma_map_sgtable_attrs(ibdev, &z->sgt, DMA_TO_DEVICE, 0)) {
-		sg_free_table(&z->sgt);
-		goto unpin;
-	}
-	z->ibdev = ibdev;
-	z->mapped = true;
-	z->off = off;
-	z->pinned_vm = !async;
-	return 0;
-
-unpin:
-	unpin_user_pages(z->pages, npages);
-	z->npages = 0;
-free:
-	kvfree(z->pages);
-	z->pages = NULL;
-unaccount:
-	if (!async)
-		atomic64_sub(npages, &current->mm->pinned_vm);
-	return -ENOMEM;
 }
 
 /*
@@ -667,7 +573,6 @@ int sdp_conn_zc_send(struct sdp_conn *c, struct msghdr *msg, int flags, u32 thre
 	struct sdp_zc_src *z = &c->zsrc[c->zs_tail % SDP_ZC_QUEUE];
 	unsigned long addr;
 	size_t len;
-	int nents;
 
 	/* (MSG_OOB's last byte ends a Data message: it is copied) */
 	if (!thresh || (flags & MSG_OOB) || !c->v.live || !c->started || !c->zc_peer ||
@@ -678,12 +583,12 @@ int sdp_conn_zc_send(struct sdp_conn *c, struct msghdr *msg, int flags, u32 thre
 	len = min_t(size_t, len, SDP_SRCAVAIL_MAX);
 	if (!sdp_zc_room(c, uarg, len))
 		return 0;
-	if (sdp_zc_pin(c, z, addr, len, uarg))
-		goto copy;
-	z->mr = sdp_zc_mr_get(c);
-	nents = z->sgt.nents;
-	if (!z->mr || ib_map_mr_sg(z->mr, z->sgt.sgl, nents, NULL, PAGE_SIZE) != nents)
-		goto unpin;
+	z->buf = sdp_zbuf_get(c, addr, len, uarg);
+	if (!z->buf) {
+		SDP_INC_STATS(sock_net(c->sk), SDP_MIB_ZC_FALLBACK);
+		return 0;
+	}
+	sdp_zc_new_key(z->buf->mr);
 	z->reg_status = IB_WC_SUCCESS;
 	z->registered = false;
 	z->len = len;
@@ -703,15 +608,6 @@ int sdp_conn_zc_send(struct sdp_conn *c, struct msghdr *msg, int flags, u32 thre
 	sdp_tx_push(c, true);
 	sdp_update_counts(c);
 	return len;
-
-unpin:
-	sdp_zc_mr_put(c, z);
-	ib_dma_unmap_sgtable_attrs(z->ibdev, &z->sgt, DMA_TO_DEVICE, 0);
-	z->mapped = false;
-	sdp_zc_unpin(z);
-copy:
-	SDP_INC_STATS(sock_net(c->sk), SDP_MIB_ZC_FALLBACK);
-	return 0;
 }
 
 /* The sender's wake condition: its pages (the only ones queued) are still the device's. */
@@ -760,10 +656,8 @@ void sdp_conn_zc_revoke(struct sdp_conn *c)
 		if (c->v.live)
 			ib_drain_qp(c->qp);
 		z = sdp_zc_head(c);
-		if (z->registered) {
-			ib_dereg_mr(z->mr);
-			z->mr = NULL;
-		}
+		if (z->registered)
+			sdp_zbuf_revoke(c, z->buf);
 	}
 	while (c->zs_head != c->zs_tail) {
 		z = sdp_zc_head(c);
@@ -786,7 +680,8 @@ size_t sdp_conn_zc_end(struct sdp_conn *c, struct msghdr *msg, int *how)
 	size_t acked = z->acked;
 
 	*how = z->ended ? SDP_ZC_ENDED : acked == z->len ? SDP_ZC_READ : SDP_ZC_DECLINED;
-	sdp_zc_unpin(z);
+	sdp_zbuf_put(c, z->buf, !z->ended);
+	z->buf = NULL;
 	iov_iter_advance(&msg->msg_iter, acked);
 	sdp_zc_pop(c);
 	sdp_update_counts(c);
@@ -812,9 +707,8 @@ void sdp_zc_release(struct sdp_conn *c)
 	u32 i;
 
 	sdp_conn_zc_revoke(c);
-	/* (a blocking sender's, read, waits for it to take its pages back) */
-	for (i = 0; i < SDP_ZC_QUEUE; i++)
-		sdp_zc_mr_put(c, &c->zsrc[i]);
+	/* (a blocking sender's pages wait for it to take them back) */
+	sdp_zbuf_release(c);
 	for (i = 0; c->zsink.rd && i < SDP_ZC_SLOTS; i++)
 		sdp_zc_rd_free(c, &c->zsink.rd[i]);
 	kfree(c->zsink.rd);

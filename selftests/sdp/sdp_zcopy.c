@@ -10,12 +10,14 @@
  * overwritten as soon as its notification came; a send the peer leaves
  * unread, copied from its pages; several out at once; the reader's reset;
  * a close right after. The device's memory regions, lent to sends of one
- * connection after another. Over SDP the counters say which bytes went
- * zero-copy, and pinned pages (VmPin) and memory regions return to their
- * start (or below: the device's pool lets its unused go).
+ * connection after another; a buffer sent again, kept pinned and mapped
+ * till it is unmapped or mapped anew. Over SDP the counters say which
+ * bytes went zero-copy, and pinned pages (VmPin) and memory regions return
+ * to their start (or below: the device's pool lets its unused go).
  */
 #include <pthread.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -60,6 +62,23 @@ static long vm_pin(void)
 	if (f)
 		fclose(f);
 	return kb;
+}
+
+/*
+ * VmPin once it is @kb: a buffer kept for the next send goes when the
+ * connection's resources do (after close) or a work item drops it (after
+ * munmap). The last reading.
+ */
+static long vm_pin_settles(long kb)
+{
+	long now = vm_pin();
+	int i;
+
+	for (i = 0; i < 50 && now != kb; i++) {
+		usleep(100000);
+		now = vm_pin();
+	}
+	return now;
 }
 
 /* Bytes a blocking send of @size goes zero-copy with threshold @t, in *@n SrcAvails. */
@@ -151,7 +170,7 @@ FIXTURE_TEARDOWN(zc)
 		close(self->a);
 	if (self->b >= 0)
 		close(self->b);
-	EXPECT_EQ(0, vm_pin());
+	EXPECT_EQ(0, vm_pin_settles(0));
 	if (variant->sdp) {
 		EXPECT_TRUE(baseline_back(&self->base, &now, 10))
 			TH_LOG("qps %d -> %d, cqs %d -> %d, mrs %d -> %d, sockets %d -> %d",
@@ -446,7 +465,8 @@ TEST_F_TIMEOUT(zc, signal_cuts_a_send_short, 120)
 		zc_stats(&z);
 		EXPECT_LE(1, z.cancels - self->z0.cancels + z.declined - self->z0.declined);
 	}
-	EXPECT_EQ(0, vm_pin());
+	/* (its buffer, kept, goes with the free() that unmapped it) */
+	EXPECT_EQ(0, vm_pin_settles(0));
 	ASSERT_EQ(0, pthread_create(&tr, NULL, read_all, &r));
 	buf = malloc(BIG);
 	ASSERT_NE(NULL, buf);
@@ -475,7 +495,7 @@ TEST_F_TIMEOUT(zc, peer_closes_mid_send, 120)
 	} else {
 		EXPECT_GT(BIG, w.n);
 	}
-	EXPECT_EQ(0, vm_pin());
+	EXPECT_EQ(0, vm_pin_settles(0));
 	if (!variant->sdp) {
 		SDP_PROVE_TCP(self->a);
 	} else if (self->rdma) {
@@ -766,7 +786,7 @@ TEST_F_TIMEOUT(zc, msg_zerocopy_then_close, 60)
 TEST_F_TIMEOUT(zc, memory_regions_are_lent_by_the_device, 60)
 {
 	long long reused = sdp_stat("ZcopyMrReused"), allocs = sdp_stat("ZcopyMrAllocs");
-	int a = self->a, b = self->b, i, mrs = -1, now = -1;
+	int a = -1, b = -1, i, mrs = -1, now = -1;
 	unsigned char *buf;
 	struct zc_stats z;
 
@@ -775,18 +795,17 @@ TEST_F_TIMEOUT(zc, memory_regions_are_lent_by_the_device, 60)
 		struct reader r = { .key = 40 + i, .total = SRCAVAIL_MAX };
 		pthread_t tr;
 
-		if (i)
-			ASSERT_EQ(0, sdp_pair(variant->sdp ? sdp_family() : AF_INET, SDP_A, &a, &b));
+		ASSERT_EQ(0, sdp_pair(variant->sdp ? sdp_family() : AF_INET, SDP_A, &a, &b));
 		r.fd = b;
 		ASSERT_EQ(0, sdp_setint(b, SOL_SOCKET, SO_RCVBUFFORCE, 4 << 20));
 		ASSERT_EQ(0, pthread_create(&tr, NULL, read_all, &r));
 		stream_fill(r.key, 0, buf, SRCAVAIL_MAX);
 		ASSERT_EQ(SRCAVAIL_MAX, send(a, buf, SRCAVAIL_MAX, 0));
 		reader_done(_metadata, tr, &r);
-		if (i) {
-			close(a);
-			close(b);
-		}
+		close(a);
+		close(b);
+		/* its buffer, kept, and the MR mapping it, go with the connection */
+		ASSERT_EQ(0, vm_pin_settles(0));
 	}
 	free(buf);
 	if (!self->rdma) {
@@ -805,6 +824,73 @@ TEST_F_TIMEOUT(zc, memory_regions_are_lent_by_the_device, 60)
 	TH_LOG("4 connections' sends: %lld memory regions made, %lld lent again",
 	       sdp_stat("ZcopyMrAllocs") - allocs, sdp_stat("ZcopyMrReused") - reused);
 	prove(_metadata, self, true);
+}
+
+/*
+ * A buffer sent again is not pinned and mapped again: the first blocking
+ * send keeps it (VmPin counts it while it is kept), the next three of the
+ * same bytes find it, each sending what the buffer holds then. Unmapped,
+ * it is dropped at once, its pages no longer pinned.
+ */
+TEST_F_TIMEOUT(zc, a_buffer_sent_again_stays_pinned, 60)
+{
+	long long hits = sdp_stat("ZcopyCacheHits"), misses = sdp_stat("ZcopyCacheMisses");
+	long long stale = sdp_stat("ZcopyCacheStale");
+	struct reader r = { .fd = self->b, .key = 50, .total = 4 * SRCAVAIL_MAX };
+	unsigned char *buf;
+	pthread_t tr;
+	int i;
+
+	ASSERT_EQ(0, sdp_setint(self->b, SOL_SOCKET, SO_RCVBUFFORCE, 4 << 20));
+	buf = mmap(NULL, SRCAVAIL_MAX, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, buf);
+	ASSERT_EQ(0, pthread_create(&tr, NULL, read_all, &r));
+	for (i = 0; i < 4; i++) {
+		stream_fill(r.key, (unsigned long long)i * SRCAVAIL_MAX, buf, SRCAVAIL_MAX);
+		ASSERT_EQ(SRCAVAIL_MAX, send(self->a, buf, SRCAVAIL_MAX, 0));
+	}
+	reader_done(_metadata, tr, &r);
+	EXPECT_EQ(self->rdma ? SRCAVAIL_MAX >> 10 : 0, vm_pin());
+	ASSERT_EQ(0, munmap(buf, SRCAVAIL_MAX));
+	EXPECT_EQ(0, vm_pin_settles(0));
+	if (self->rdma) {
+		EXPECT_EQ(1, sdp_stat("ZcopyCacheMisses") - misses);
+		EXPECT_EQ(3, sdp_stat("ZcopyCacheHits") - hits);
+		EXPECT_EQ(1, sdp_stat("ZcopyCacheStale") - stale);
+	}
+	prove(_metadata, self, variant->sdp);
+}
+
+/*
+ * A kept buffer's address mapped anew (mmap MAP_FIXED over it, other
+ * pages, other bytes): the next send pins the new pages and sends their
+ * bytes, not the old pages'.
+ */
+TEST_F_TIMEOUT(zc, a_buffer_mapped_anew_is_pinned_anew, 60)
+{
+	long long hits = sdp_stat("ZcopyCacheHits"), misses = sdp_stat("ZcopyCacheMisses");
+	struct reader r = { .fd = self->b, .key = 51, .total = 2 * SRCAVAIL_MAX };
+	unsigned char *buf, *again;
+	pthread_t tr;
+
+	ASSERT_EQ(0, sdp_setint(self->b, SOL_SOCKET, SO_RCVBUFFORCE, 4 << 20));
+	buf = mmap(NULL, SRCAVAIL_MAX, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, buf);
+	ASSERT_EQ(0, pthread_create(&tr, NULL, read_all, &r));
+	stream_fill(r.key, 0, buf, SRCAVAIL_MAX);
+	ASSERT_EQ(SRCAVAIL_MAX, send(self->a, buf, SRCAVAIL_MAX, 0));
+	again = mmap(buf, SRCAVAIL_MAX, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	ASSERT_EQ(buf, again);
+	stream_fill(r.key, SRCAVAIL_MAX, again, SRCAVAIL_MAX);
+	ASSERT_EQ(SRCAVAIL_MAX, send(self->a, again, SRCAVAIL_MAX, 0));
+	reader_done(_metadata, tr, &r);
+	ASSERT_EQ(0, munmap(again, SRCAVAIL_MAX));
+	if (self->rdma) {
+		EXPECT_EQ(2, sdp_stat("ZcopyCacheMisses") - misses);
+		EXPECT_EQ(0, sdp_stat("ZcopyCacheHits") - hits);
+	}
+	prove(_metadata, self, variant->sdp);
 }
 
 TEST_HARNESS_MAIN

@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sockets Direct Protocol: the user buffers of a connection's zero-copy
+ * sends, pinned, mapped for the device and mapped into an MR. A blocking
+ * send's buffer is kept for the next send of the same bytes (LibRIPC's
+ * registration cache): a program that sends from one buffer again pays
+ * for none of that, only for the registration, which still lives one
+ * send (the peer reads the buffer only while a SrcAvail offers it).
+ *
+ * An MMU interval notifier says when the address no longer maps those
+ * pages (munmap, mremap, fork's copy-on-write, madvise, exit): the buffer
+ * is stale, never lent again, and dropped by a work item (a notifier
+ * cannot be removed from its own callback), so that memory a program gave
+ * back is not held pinned.
+ *
+ * A kept buffer counts in its mm's pinned_vm, against RLIMIT_MEMLOCK: it is
+ * kept only while the mm is within half of it (or CAP_IPC_LOCK), and the
+ * connection's idle ones go first when a send would go over. MSG_ZEROCOPY's
+ * pages, counted by their notification as TCP's, are never kept: they may
+ * go back in softirq, where a notifier cannot be removed. A connection has
+ * as many buffers as sends it may queue; its resources' release takes
+ * them all but a blocking sender's, whose pages are its own again when it
+ * returns (sdp_conn_zc_end()).
+ */
+#include <linux/mm.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+
+#include "sdp_rdma.h"
+
+/* The address maps other pages now, or will: this buffer is not to be lent again. */
+static bool sdp_zbuf_invalidate(struct mmu_interval_notifier *mni,
+				const struct mmu_notifier_range *range, unsigned long cur_seq)
+{
+	struct sdp_zc_buf *b = container_of(mni, struct sdp_zc_buf, mni);
+	struct sdp_conn *c = b->conn;
+
+	spin_lock(&c->zbuf_seq_lock);
+	mmu_interval_set_seq(mni, cur_seq);
+	WRITE_ONCE(b->stale, true);
+	spin_unlock(&c->zbuf_seq_lock);
+	queue_work(system_wq, &c->zbuf_gc);
+	return true;
+}
+
+static const struct mmu_interval_notifier_ops sdp_zbuf_mni_ops = {
+	.invalidate = sdp_zbuf_invalidate,
+};
+
+/* The device's part: the mapping, and the MR back to the device's pool (no registration in it). */
+static void sdp_zbuf_undma(struct sdp_conn *c, struct sdp_zc_buf *b)
+{
+	if (b->mapped)
+		ib_dma_unmap_sgtable_attrs(b->ibdev, &b->sgt, DMA_TO_DEVICE, 0);
+	b->mapped = false;
+	if (b->mr)
+		sdp_mr_put(c->sdev, b->mr);
+	b->mr = NULL;
+}
+
+/* The pages go back (in any context: a MSG_ZEROCOPY send's end is the engine's). */
+static void sdp_zbuf_unpin(struct sdp_zc_buf *b)
+{
+	if (b->npages)
+		unpin_user_pages(b->pages, b->npages);
+	sg_free_table(&b->sgt);
+	kvfree(b->pages);
+	b->pages = NULL;
+	b->npages = 0;
+	if (b->mm) {
+		atomic64_sub(b->pinned_vm, &b->mm->pinned_vm);
+		mmdrop(b->mm);
+		b->mm = NULL;
+	}
+	b->pinned_vm = 0;
+	b->stale = false;
+}
+
+/* In process context, holding zbuf_lock (kept) or the buffer (a send's). */
+static void sdp_zbuf_unkeep(struct sdp_zc_buf *b)
+{
+	if (b->kept)
+		mmu_interval_notifier_remove(&b->mni);
+	b->kept = false;
+}
+
+static void sdp_zbuf_drop(struct sdp_conn *c, struct sdp_zc_buf *b)
+{
+	sdp_zbuf_unkeep(b);
+	sdp_zbuf_undma(c, b);
+	sdp_zbuf_unpin(b);
+}
+
+/* The stale ones no send holds go (holding zbuf_lock). */
+static void sdp_zbuf_drop_stale(struct sdp_conn *c)
+{
+	u32 i;
+
+	for (i = 0; i < SDP_ZC_QUEUE; i++) {
+		struct sdp_zc_buf *b = &c->zbuf[i];
+
+		if (b->kept && READ_ONCE(b->stale) && !smp_load_acquire(&b->busy)) {
+			sdp_zbuf_drop(c, b);
+			SDP_INC_STATS(sock_net(c->sk), SDP_MIB_ZC_CACHE_STALE);
+		}
+	}
+}
+
+static void sdp_zbuf_gc(struct work_struct *work)
+{
+	struct sdp_conn *c = container_of(work, struct sdp_conn, zbuf_gc);
+
+	mutex_lock(&c->zbuf_lock);
+	sdp_zbuf_drop_stale(c);
+	mutex_unlock(&c->zbuf_lock);
+}
+
+/* The idle kept ones go: a send needs their share of RLIMIT_MEMLOCK. */
+static bool sdp_zbuf_shed(struct sdp_conn *c)
+{
+	bool shed = false;
+	u32 i;
+
+	for (i = 0; i < SDP_ZC_QUEUE; i++) {
+		struct sdp_zc_buf *b = &c->zbuf[i];
+
+		if (b->pages && !smp_load_acquire(&b->busy)) {
+			sdp_zbuf_drop(c, b);
+			shed = true;
+		}
+	}
+	return shed;
+}
+
+/*
+ * RLIMIT_MEMLOCK bounds what a process pins, as for RDMA memory regions;
+ * the connection's idle buffers make room first. *@keep: the mm stays
+ * within half of it, room for other connections' sends.
+ */
+static bool sdp_zbuf_account(struct sdp_conn *c, u32 npages, bool *keep)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	atomic64_t *pinned = &current->mm->pinned_vm;
+	s64 now;
+
+	do {
+		now = atomic64_add_return(npages, pinned);
+		if (now <= limit) {
+			*keep = now <= limit / 2 || ns_capable_noaudit(&init_user_ns, CAP_IPC_LOCK);
+			return true;
+		}
+		if (capable(CAP_IPC_LOCK)) {
+			*keep = true;
+			return true;
+		}
+		atomic64_sub(npages, pinned);
+	} while (sdp_zbuf_shed(c));
+	return false;
+}
+
+/*
+ * An MR from the device's pool (its PD is the device's), the pages mapped
+ * in. Each send gives it a new key (sdp_zc.c).
+ */
+static int sdp_zbuf_mr(struct sdp_conn *c, struct sdp_zc_buf *b)
+{
+	int nents = b->sgt.nents;
+	bool reused;
+
+	b->mr = sdp_mr_get(c->sdev, &reused);
+	if (!b->mr)
+		return -ENOMEM;
+	SDP_INC_STATS(sock_net(c->sk), reused ? SDP_MIB_ZC_MR_REUSED : SDP_MIB_ZC_MR_ALLOCS);
+	if (ib_map_mr_sg(b->mr, b->sgt.sgl, nents, NULL, PAGE_SIZE) != nents)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Pin @len bytes at @addr (into @b, empty), map them for the device and
+ * into an MR. A blocking send's count in its mm's pinned_vm till they go
+ * back, and are kept if the mm has room; MSG_ZEROCOPY's (@async), which
+ * may go back in the engine, away from their process, are counted by
+ * their notification against the same RLIMIT_MEMLOCK, as TCP's
+ * (msg_zerocopy_realloc()).
+ */
+static int sdp_zbuf_pin(struct sdp_conn *c, struct sdp_zc_buf *b, unsigned long addr,
+			u32 len, bool async)
+{
+	struct ib_device *ibdev = c->sdev->ibdev;
+	u32 off = offset_in_page(addr);
+	u32 npages = DIV_ROUND_UP(off + len, PAGE_SIZE);
+	unsigned long seq = 0;
+	bool keep = false;
+	int n;
+
+	if (!async) {
+		if (!sdp_zbuf_account(c, npages, &keep))
+			return -ENOBUFS;
+		b->mm = current->mm;
+		mmgrab(b->mm);
+		b->pinned_vm = npages;
+	}
+	b->pages = kvmalloc_array(npages, sizeof(*b->pages), GFP_KERNEL);
+	if (!b->pages)
+		goto fail;
+	/* watched before pinned: a change meanwhile makes it stale */
+	if (keep && !mmu_interval_notifier_insert(&b->mni, current->mm, addr - off,
+						  (unsigned long)npages << PAGE_SHIFT,
+						  &sdp_zbuf_mni_ops)) {
+		b->kept = true;
+		seq = mmu_interval_read_begin(&b->mni);
+	}
+	n = pin_user_pages_fast(addr - off, npages, b->kept ? FOLL_LONGTERM : 0, b->pages);
+	if (n > 0)
+		b->npages = n;
+	if (n != npages)
+		goto fail;
+	if (sg_alloc_table_from_pages(&b->sgt, b->pages, npages, off, len, GFP_KERNEL))
+		goto fail;
+	/* (an IOMMU may merge the pages: sgt.nents says into how many) */
+	if (ib_dma_map_sgtable_attrs(ibdev, &b->sgt, DMA_TO_DEVICE, 0))
+		goto fail;
+	b->ibdev = ibdev;
+	b->mapped = true;
+	if (sdp_zbuf_mr(c, b))
+		goto fail;
+	if (b->kept) {
+		spin_lock(&c->zbuf_seq_lock);
+		if (mmu_interval_read_retry(&b->mni, seq))
+			WRITE_ONCE(b->stale, true);
+		spin_unlock(&c->zbuf_seq_lock);
+	}
+	b->addr = addr;
+	b->len = len;
+	b->off = off;
+	return 0;
+
+fail:
+	sdp_zbuf_drop(c, b);
+	return -ENOMEM;
+}
+
+/* Device writes of the CPU's since the mapping was made, seen by the device. */
+static void sdp_zbuf_sync(struct sdp_zc_buf *b)
+{
+	if (!ib_uses_virt_dma(b->ibdev))
+		dma_sync_sgtable_for_device(b->ibdev->dma_device, &b->sgt, DMA_TO_DEVICE);
+}
+
+/*
+ * The buffer of a send of @len bytes at @addr of current's memory (in
+ * sendmsg(), under the socket's lock): a kept one of the same bytes
+ * (ZcopyCacheHits), or made in the least recently used of those no send
+ * holds. There is one: sends queued are fewer than the buffers. The stale
+ * go first, their MRs back to the device for this one (the work item may
+ * not have run yet). NULL: the bytes cannot be pinned or mapped, and are
+ * copied.
+ */
+struct sdp_zc_buf *sdp_zbuf_get(struct sdp_conn *c, unsigned long addr, u32 len, bool async)
+{
+	struct sdp_zc_buf *b, *lru = NULL;
+	u32 i;
+
+	mutex_lock(&c->zbuf_lock);
+	sdp_zbuf_drop_stale(c);
+	for (i = 0; i < SDP_ZC_QUEUE; i++) {
+		b = &c->zbuf[i];
+		if (smp_load_acquire(&b->busy))
+			continue;
+		if (!async && b->kept && !READ_ONCE(b->stale) && b->mm == current->mm &&
+		    b->addr == addr && b->len == len) {
+			sdp_zbuf_sync(b);
+			SDP_INC_STATS(sock_net(c->sk), SDP_MIB_ZC_CACHE_HITS);
+			goto lend;
+		}
+		if (!lru || (lru->pages && (!b->pages || time_before(b->used, lru->used))))
+			lru = b;
+	}
+	b = lru;
+	if (WARN_ON_ONCE(!b))
+		goto none;
+	if (b->pages)
+		sdp_zbuf_drop(c, b);
+	if (sdp_zbuf_pin(c, b, addr, len, async))
+		goto none;
+	if (!async)
+		SDP_INC_STATS(sock_net(c->sk), SDP_MIB_ZC_CACHE_MISSES);
+lend:
+	b->used = jiffies;
+	WRITE_ONCE(b->busy, true);
+	mutex_unlock(&c->zbuf_lock);
+	return b;
+none:
+	mutex_unlock(&c->zbuf_lock);
+	return NULL;
+}
+
+/*
+ * The send is over: its MR holds no registration (invalidated, never
+ * made, or destroyed with it: sdp_zbuf_revoke()). A kept buffer waits for
+ * the next send, unless the connection ended under it (!@keep); the
+ * others go. MSG_ZEROCOPY's may end in softirq.
+ */
+void sdp_zbuf_put(struct sdp_conn *c, struct sdp_zc_buf *b, bool keep)
+{
+	if (!b->mm) {
+		sdp_zbuf_undma(c, b);
+		sdp_zbuf_unpin(b);
+		smp_store_release(&b->busy, false);
+		return;
+	}
+	mutex_lock(&c->zbuf_lock);
+	if (keep && b->kept && b->mr) {
+		smp_store_release(&b->busy, false);
+		if (READ_ONCE(b->stale))
+			queue_work(system_wq, &c->zbuf_gc);
+	} else {
+		sdp_zbuf_drop(c, b);
+		smp_store_release(&b->busy, false);
+	}
+	mutex_unlock(&c->zbuf_lock);
+}
+
+/* A registration that may be live dies with its MR (the connection is over). */
+void sdp_zbuf_revoke(struct sdp_conn *c, struct sdp_zc_buf *b)
+{
+	ib_dereg_mr(b->mr);
+	b->mr = NULL;
+}
+
+/*
+ * The connection's RDMA resources go (process context): every buffer with
+ * them, but a blocking sender's, whose pages go back when it returns.
+ */
+void sdp_zbuf_release(struct sdp_conn *c)
+{
+	u32 i;
+
+	mutex_lock(&c->zbuf_lock);
+	for (i = 0; i < SDP_ZC_QUEUE; i++) {
+		struct sdp_zc_buf *b = &c->zbuf[i];
+
+		if (!b->pages)
+			continue;
+		if (smp_load_acquire(&b->busy)) {
+			sdp_zbuf_unkeep(b);
+			sdp_zbuf_undma(c, b);
+		} else {
+			sdp_zbuf_drop(c, b);
+		}
+	}
+	mutex_unlock(&c->zbuf_lock);
+	/* (no notifier is left to queue it again) */
+	cancel_work_sync(&c->zbuf_gc);
+}
+
+void sdp_zbuf_init(struct sdp_conn *c)
+{
+	u32 i;
+
+	mutex_init(&c->zbuf_lock);
+	spin_lock_init(&c->zbuf_seq_lock);
+	INIT_WORK(&c->zbuf_gc, sdp_zbuf_gc);
+	for (i = 0; i < SDP_ZC_QUEUE; i++)
+		c->zbuf[i].conn = c;
+}
