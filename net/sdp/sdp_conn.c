@@ -57,6 +57,7 @@ struct sdp_conn *sdp_conn_alloc(struct sock *sk, gfp_t gfp)
 void sdp_conn_free(struct sdp_conn *c)
 {
 	WARN_ON_ONCE(c->v.live || c->id);
+	sdp_zbuf_exit(c);
 	kmem_cache_free(sdp_conn_cache, c);
 }
 

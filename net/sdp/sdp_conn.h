@@ -52,6 +52,7 @@ struct sdp_conn_view {
 	u32			tx_free_slots;	/* send buffers free */
 	u32			tx_unsent;	/* bytes not yet posted */
 	u32			tx_unacked;	/* bytes not yet completed */
+	bool			zc_room;	/* a MSG_ZEROCOPY send may queue behind those queued */
 	struct sdp_stats_sock	stats;
 };
 

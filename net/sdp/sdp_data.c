@@ -231,17 +231,28 @@ out:
 	return copied ? copied : err;
 }
 
-static int sdp_wait_space(struct sdp_sock *ssk, long *timeo)
+/*
+ * Till a send buffer is free or, for a MSG_ZEROCOPY send with no room
+ * behind those queued (@zc), room there.
+ */
+static int sdp_wait_space(struct sdp_sock *ssk, long *timeo, bool zc)
 {
 	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	const struct sdp_conn_view *v = sdp_view(ssk);
 	struct sock *sk = &ssk->sk;
 
 	for (;;) {
 		if (sk->sk_err || (sk->sk_shutdown & SEND_SHUTDOWN) ||
-		    !sdp_can_send_state(sk) || !READ_ONCE(sdp_view(ssk)->live))
+		    !sdp_can_send_state(sk) || !READ_ONCE(v->live))
 			return -EPIPE;
-		if (READ_ONCE(sdp_view(ssk)->tx_free_slots))
+		if (READ_ONCE(v->tx_free_slots)) {
+			clear_bit(SDP_F_COPY_WAITS, &ssk->flags);
 			return 0;
+		}
+		if (zc && READ_ONCE(v->zc_room))
+			return 0;
+		if (!zc)
+			set_bit(SDP_F_COPY_WAITS, &ssk->flags);
 		/*
 		 * Before -EAGAIN too, as sk_stream_wait_memory(): completions
 		 * wake writers only when this is set, and an edge-triggered
@@ -254,8 +265,8 @@ static int sdp_wait_space(struct sdp_sock *ssk, long *timeo)
 		if (signal_pending(current))
 			return sock_intr_errno(*timeo);
 		add_wait_queue(sk_sleep(sk), &wait);
-		sk_wait_event(sk, timeo, READ_ONCE(sdp_view(ssk)->tx_free_slots) ||
-			      sdp_conn_deferred(ssk->conn) ||
+		sk_wait_event(sk, timeo, READ_ONCE(v->tx_free_slots) ||
+			      (zc && READ_ONCE(v->zc_room)) || sdp_conn_deferred(ssk->conn) ||
 			      test_bit(SDP_F_DEFERRED, &ssk->flags) ||
 			      READ_ONCE(sk->sk_err) ||
 			      (READ_ONCE(sk->sk_shutdown) & SEND_SHUTDOWN), &wait);
@@ -361,6 +372,10 @@ static int sdp_send_zc(struct sdp_sock *ssk, struct msghdr *msg, int flags,
 	if (!*zc || (!uarg && ((flags & MSG_DONTWAIT) || !*timeo)))
 		return 0;
 	n = sdp_conn_zc_send(ssk->conn, msg, flags, sdp_zcopy_thresh(ssk), uarg);
+	if (n == -EAGAIN) {
+		err = sdp_wait_space(ssk, timeo, true);
+		return err ?: 1;
+	}
 	if (!n)
 		return 0;
 	if (uarg) {
@@ -463,7 +478,7 @@ int sdp_sendmsg(struct socket *sock, struct msghdr *msg, size_t size)
 			goto do_error;
 		err = sdp_conn_write(ssk->conn, msg, flags, &copied);
 		if (err == -EAGAIN)
-			err = sdp_wait_space(ssk, &timeo);
+			err = sdp_wait_space(ssk, &timeo, false);
 		else if (err == -ENOBUFS)
 			err = sdp_wait_memory(ssk, &timeo);
 		else

@@ -247,7 +247,7 @@ struct sdp_zc_buf {
 	struct sdp_conn		*conn;
 	struct mm_struct	*mm;		/* whose pinned_vm counts the pages (grabbed), or NULL */
 	unsigned long		addr;
-	unsigned long		used;		/* jiffies: its last send began */
+	unsigned long		used;		/* jiffies: its last send ended */
 	u32			len;
 	u32			off;		/* of the first byte in its page */
 	u32			npages;		/* pinned */
@@ -355,7 +355,7 @@ struct sdp_conn {
 	struct sdp_zc_buf	zbuf[SDP_ZC_QUEUE];
 	struct mutex		zbuf_lock;	/* which are kept, and which a send takes */
 	spinlock_t		zbuf_seq_lock;	/* the notifiers' sequence numbers */
-	struct work_struct	zbuf_gc;	/* drops the stale (not from their notifier) */
+	struct delayed_work	zbuf_gc;	/* drops the stale (not from their notifier), the unused */
 
 	/* RDMA resources, from sdp_conn_setup() to sdp_conn_release() */
 	struct_group(res,
@@ -557,9 +557,11 @@ void sdp_mr_put(struct sdp_dev *sdev, struct ib_mr *mr);
 
 /* sdp_zc.c */
 void sdp_zbuf_init(struct sdp_conn *c);
+void sdp_zbuf_exit(struct sdp_conn *c);
 struct sdp_zc_buf *sdp_zbuf_get(struct sdp_conn *c, unsigned long addr, u32 len, bool async);
 void sdp_zbuf_put(struct sdp_conn *c, struct sdp_zc_buf *b, bool keep);
 void sdp_zbuf_revoke(struct sdp_conn *c, struct sdp_zc_buf *b);
+void sdp_zbuf_shed_all(struct sdp_conn *c);
 void sdp_zbuf_release(struct sdp_conn *c);
 void sdp_zc_init(struct sdp_conn *c);
 void sdp_zc_timer_stop(struct sdp_conn *c);
@@ -568,6 +570,7 @@ void sdp_zc_reap(struct sdp_conn *c);
 int sdp_zc_push(struct sdp_conn *c);
 bool sdp_zc_busy(const struct sdp_conn *c);
 bool sdp_zc_holds(const struct sdp_conn *c);
+bool sdp_zc_async_room(const struct sdp_conn *c);
 void sdp_zc_rules(const struct sdp_conn *c, struct sdp_zc_rules *z);
 int sdp_zc_srcavail(struct sdp_conn *c, const struct sdp_bsdh *h);
 void sdp_zc_rdmardcompl(struct sdp_conn *c, u32 len);

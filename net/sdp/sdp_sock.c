@@ -132,6 +132,13 @@ void sdp_peer_disconn(struct sock *sk)
 	}
 }
 
+/*
+ * Room for a send. On a SO_ZEROCOPY socket, room for a MSG_ZEROCOPY send
+ * behind those queued is room too, as TCP counts its zero-copy sends in its
+ * send buffer: an epoll sender keeps several out. Copied bytes wait till
+ * those are read, so once a copied send had to wait that room is no
+ * longer reported (a level-triggered poller would spin on EAGAIN).
+ */
 bool sdp_writeable(const struct sock *sk)
 {
 	const struct sdp_sock *ssk = sdp_sk(sk);
@@ -139,14 +146,21 @@ bool sdp_writeable(const struct sock *sk)
 
 	if (READ_ONCE(v->tx_unsent) >= READ_ONCE(ssk->opts.notsent_lowat))
 		return false;
+	if (READ_ONCE(v->zc_room) && sock_flag(sk, SOCK_ZEROCOPY) &&
+	    !test_bit(SDP_F_COPY_WAITS, &ssk->flags))
+		return true;
 	/* Never connected: nothing to wait for (send fails with EPIPE). */
 	return READ_ONCE(v->tx_free_slots) > 0 || !READ_ONCE(v->live);
 }
 
 void sdp_write_space(struct sock *sk)
 {
+	struct sdp_sock *ssk = sdp_sk(sk);
 	struct socket_wq *wq;
 
+	/* the queue of MSG_ZEROCOPY sends emptied: copied sends go again */
+	if (READ_ONCE(sdp_view(ssk)->tx_free_slots))
+		clear_bit(SDP_F_COPY_WAITS, &ssk->flags);
 	if (!sdp_writeable(sk))
 		return;
 	if (sk->sk_socket)

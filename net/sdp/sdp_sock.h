@@ -55,6 +55,7 @@ enum {
 	SDP_F_SWITCHING,	/* becoming the native socket (sdp_fb_start) */
 	SDP_F_DEFER_ACCEPT,	/* established child waits for data (TCP_DEFER_ACCEPT) */
 	SDP_F_ARMING,		/* listen() of a closed socket, or re-arm: till rdma_listen()'s end */
+	SDP_F_COPY_WAITS,	/* a copied send waits behind MSG_ZEROCOPY's: no EPOLLOUT for their room */
 };
 
 /* Which of its listener's queues a child is on (sdp_child.queue). */

@@ -597,7 +597,7 @@ void sdp_conn_shutdown(struct sdp_conn *c)
 void sdp_update_counts(struct sdp_conn *c)
 {
 	u32 avail = 0, free_slots = 0, unsent = 0, unacked = 0;
-	bool mark = false, full = false;
+	bool mark = false, full = false, zc_room = false;
 
 	if (c->v.live) {
 		avail = c->rx_ready_bytes;
@@ -613,6 +613,7 @@ void sdp_update_counts(struct sdp_conn *c)
 			if (!c->tx_nomem && sk_stream_memory_free(c->sk) &&
 			    !sdp_zc_holds(c))
 				free_slots = c->tx_count - (c->tx_head - c->tx_tail);
+			zc_room = sdp_zc_async_room(c);
 			unsent = c->tx_unposted_bytes;
 			unacked = c->tx_queued_bytes;
 		}
@@ -623,4 +624,5 @@ void sdp_update_counts(struct sdp_conn *c)
 	WRITE_ONCE(c->v.tx_free_slots, free_slots);
 	WRITE_ONCE(c->v.tx_unsent, unsent);
 	WRITE_ONCE(c->v.tx_unacked, unacked);
+	WRITE_ONCE(c->v.zc_room, zc_room);
 }

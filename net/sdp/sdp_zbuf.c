@@ -11,7 +11,8 @@
  * pages (munmap, mremap, fork's copy-on-write, madvise, exit): the buffer
  * is stale, never lent again, and dropped by a work item (a notifier
  * cannot be removed from its own callback), so that memory a program gave
- * back is not held pinned.
+ * back is not held pinned. The same work drops a buffer no send used for
+ * SDP_ZBUF_LINGER, and the end of the connection drops them all.
  *
  * A kept buffer counts in its mm's pinned_vm, against RLIMIT_MEMLOCK: it is
  * kept only while the mm is within half of it (or CAP_IPC_LOCK), and the
@@ -28,6 +29,10 @@
 
 #include "sdp_rdma.h"
 
+/* A kept buffer no send used for this long goes. */
+#define SDP_ZBUF_LINGER		(5 * HZ)
+
+#ifdef CONFIG_MMU_NOTIFIER
 /* The address maps other pages now, or will: this buffer is not to be lent again. */
 static bool sdp_zbuf_invalidate(struct mmu_interval_notifier *mni,
 				const struct mmu_notifier_range *range, unsigned long cur_seq)
@@ -39,13 +44,53 @@ static bool sdp_zbuf_invalidate(struct mmu_interval_notifier *mni,
 	mmu_interval_set_seq(mni, cur_seq);
 	WRITE_ONCE(b->stale, true);
 	spin_unlock(&c->zbuf_seq_lock);
-	queue_work(system_wq, &c->zbuf_gc);
+	mod_delayed_work(system_wq, &c->zbuf_gc, 0);
 	return true;
 }
 
 static const struct mmu_interval_notifier_ops sdp_zbuf_mni_ops = {
 	.invalidate = sdp_zbuf_invalidate,
 };
+
+/* Watch the pages' addresses; *@seq for sdp_zbuf_watched(). */
+static bool sdp_zbuf_watch(struct sdp_zc_buf *b, unsigned long start, unsigned long len,
+			   unsigned long *seq)
+{
+	if (mmu_interval_notifier_insert(&b->mni, current->mm, start, len, &sdp_zbuf_mni_ops))
+		return false;
+	*seq = mmu_interval_read_begin(&b->mni);
+	return true;
+}
+
+/* Pinned since sdp_zbuf_watch(): if the mapping changed meanwhile, the buffer is stale. */
+static void sdp_zbuf_watched(struct sdp_conn *c, struct sdp_zc_buf *b, unsigned long seq)
+{
+	spin_lock(&c->zbuf_seq_lock);
+	if (mmu_interval_read_retry(&b->mni, seq))
+		WRITE_ONCE(b->stale, true);
+	spin_unlock(&c->zbuf_seq_lock);
+}
+
+static void sdp_zbuf_unwatch(struct sdp_zc_buf *b)
+{
+	mmu_interval_notifier_remove(&b->mni);
+}
+#else
+/* (no MMU notifiers: nothing is kept) */
+static bool sdp_zbuf_watch(struct sdp_zc_buf *b, unsigned long start, unsigned long len,
+			   unsigned long *seq)
+{
+	return false;
+}
+
+static void sdp_zbuf_watched(struct sdp_conn *c, struct sdp_zc_buf *b, unsigned long seq)
+{
+}
+
+static void sdp_zbuf_unwatch(struct sdp_zc_buf *b)
+{
+}
+#endif
 
 /* The device's part: the mapping, and the MR back to the device's pool (no registration in it). */
 static void sdp_zbuf_undma(struct sdp_conn *c, struct sdp_zc_buf *b)
@@ -80,7 +125,7 @@ static void sdp_zbuf_unpin(struct sdp_zc_buf *b)
 static void sdp_zbuf_unkeep(struct sdp_zc_buf *b)
 {
 	if (b->kept)
-		mmu_interval_notifier_remove(&b->mni);
+		sdp_zbuf_unwatch(b);
 	b->kept = false;
 }
 
@@ -91,32 +136,47 @@ static void sdp_zbuf_drop(struct sdp_conn *c, struct sdp_zc_buf *b)
 	sdp_zbuf_unpin(b);
 }
 
-/* The stale ones no send holds go (holding zbuf_lock). */
-static void sdp_zbuf_drop_stale(struct sdp_conn *c)
+/*
+ * The stale ones no send holds go (holding zbuf_lock), and, with @aged,
+ * those no send used for SDP_ZBUF_LINGER. Whether any is still kept.
+ */
+static bool sdp_zbuf_drop_stale(struct sdp_conn *c, bool aged)
 {
+	bool left = false;
 	u32 i;
 
 	for (i = 0; i < SDP_ZC_QUEUE; i++) {
 		struct sdp_zc_buf *b = &c->zbuf[i];
 
-		if (b->kept && READ_ONCE(b->stale) && !smp_load_acquire(&b->busy)) {
-			sdp_zbuf_drop(c, b);
+		if (!b->kept || smp_load_acquire(&b->busy))
+			continue;
+		if (READ_ONCE(b->stale)) {
 			SDP_INC_STATS(sock_net(c->sk), SDP_MIB_ZC_CACHE_STALE);
+			sdp_zbuf_drop(c, b);
+		} else if (aged && time_after_eq(jiffies, b->used + SDP_ZBUF_LINGER)) {
+			sdp_zbuf_drop(c, b);
+		} else {
+			left = true;
 		}
 	}
+	return left;
 }
 
 static void sdp_zbuf_gc(struct work_struct *work)
 {
-	struct sdp_conn *c = container_of(work, struct sdp_conn, zbuf_gc);
+	struct sdp_conn *c = container_of(to_delayed_work(work), struct sdp_conn, zbuf_gc);
 
 	mutex_lock(&c->zbuf_lock);
-	sdp_zbuf_drop_stale(c);
+	if (sdp_zbuf_drop_stale(c, true))
+		queue_delayed_work(system_wq, &c->zbuf_gc, SDP_ZBUF_LINGER);
 	mutex_unlock(&c->zbuf_lock);
 }
 
-/* The idle kept ones go: a send needs their share of RLIMIT_MEMLOCK. */
-static bool sdp_zbuf_shed(struct sdp_conn *c)
+/*
+ * Current's idle kept ones go (holding zbuf_lock): a send needs their
+ * share of RLIMIT_MEMLOCK, or the connection ended (@mm NULL: anyone's).
+ */
+static bool sdp_zbuf_shed(struct sdp_conn *c, struct mm_struct *mm)
 {
 	bool shed = false;
 	u32 i;
@@ -124,12 +184,20 @@ static bool sdp_zbuf_shed(struct sdp_conn *c)
 	for (i = 0; i < SDP_ZC_QUEUE; i++) {
 		struct sdp_zc_buf *b = &c->zbuf[i];
 
-		if (b->pages && !smp_load_acquire(&b->busy)) {
+		if (b->pages && !smp_load_acquire(&b->busy) && (!mm || b->mm == mm)) {
 			sdp_zbuf_drop(c, b);
 			shed = true;
 		}
 	}
 	return shed;
+}
+
+/* The connection ended: its idle buffers go now (process context). */
+void sdp_zbuf_shed_all(struct sdp_conn *c)
+{
+	mutex_lock(&c->zbuf_lock);
+	sdp_zbuf_shed(c, NULL);
+	mutex_unlock(&c->zbuf_lock);
 }
 
 /*
@@ -154,7 +222,7 @@ static bool sdp_zbuf_account(struct sdp_conn *c, u32 npages, bool *keep)
 			return true;
 		}
 		atomic64_sub(npages, pinned);
-	} while (sdp_zbuf_shed(c));
+	} while (sdp_zbuf_shed(c, current->mm));
 	return false;
 }
 
@@ -205,13 +273,15 @@ static int sdp_zbuf_pin(struct sdp_conn *c, struct sdp_zc_buf *b, unsigned long 
 	if (!b->pages)
 		goto fail;
 	/* watched before pinned: a change meanwhile makes it stale */
-	if (keep && !mmu_interval_notifier_insert(&b->mni, current->mm, addr - off,
-						  (unsigned long)npages << PAGE_SHIFT,
-						  &sdp_zbuf_mni_ops)) {
-		b->kept = true;
-		seq = mmu_interval_read_begin(&b->mni);
-	}
+	b->kept = keep && sdp_zbuf_watch(b, addr - off, (unsigned long)npages << PAGE_SHIFT, &seq);
 	n = pin_user_pages_fast(addr - off, npages, b->kept ? FOLL_LONGTERM : 0, b->pages);
+	if (n != npages && b->kept) {
+		/* (pages that cannot be pinned for long, fsdax, unmovable: pinned for the send) */
+		if (n > 0)
+			unpin_user_pages(b->pages, n);
+		sdp_zbuf_unkeep(b);
+		n = pin_user_pages_fast(addr - off, npages, 0, b->pages);
+	}
 	if (n > 0)
 		b->npages = n;
 	if (n != npages)
@@ -225,12 +295,8 @@ static int sdp_zbuf_pin(struct sdp_conn *c, struct sdp_zc_buf *b, unsigned long 
 	b->mapped = true;
 	if (sdp_zbuf_mr(c, b))
 		goto fail;
-	if (b->kept) {
-		spin_lock(&c->zbuf_seq_lock);
-		if (mmu_interval_read_retry(&b->mni, seq))
-			WRITE_ONCE(b->stale, true);
-		spin_unlock(&c->zbuf_seq_lock);
-	}
+	if (b->kept)
+		sdp_zbuf_watched(c, b, seq);
 	b->addr = addr;
 	b->len = len;
 	b->off = off;
@@ -263,7 +329,7 @@ struct sdp_zc_buf *sdp_zbuf_get(struct sdp_conn *c, unsigned long addr, u32 len,
 	u32 i;
 
 	mutex_lock(&c->zbuf_lock);
-	sdp_zbuf_drop_stale(c);
+	sdp_zbuf_drop_stale(c, false);
 	for (i = 0; i < SDP_ZC_QUEUE; i++) {
 		b = &c->zbuf[i];
 		if (smp_load_acquire(&b->busy))
@@ -287,7 +353,6 @@ struct sdp_zc_buf *sdp_zbuf_get(struct sdp_conn *c, unsigned long addr, u32 len,
 	if (!async)
 		SDP_INC_STATS(sock_net(c->sk), SDP_MIB_ZC_CACHE_MISSES);
 lend:
-	b->used = jiffies;
 	WRITE_ONCE(b->busy, true);
 	mutex_unlock(&c->zbuf_lock);
 	return b;
@@ -299,7 +364,7 @@ none:
 /*
  * The send is over: its MR holds no registration (invalidated, never
  * made, or destroyed with it: sdp_zbuf_revoke()). A kept buffer waits for
- * the next send, unless the connection ended under it (!@keep); the
+ * the next send, unless the send or the connection ended (!@keep); the
  * others go. MSG_ZEROCOPY's may end in softirq.
  */
 void sdp_zbuf_put(struct sdp_conn *c, struct sdp_zc_buf *b, bool keep)
@@ -311,10 +376,12 @@ void sdp_zbuf_put(struct sdp_conn *c, struct sdp_zc_buf *b, bool keep)
 		return;
 	}
 	mutex_lock(&c->zbuf_lock);
-	if (keep && b->kept && b->mr) {
+	if (keep && b->kept && b->mr && c->v.live && !c->failed) {
+		b->used = jiffies;
 		smp_store_release(&b->busy, false);
-		if (READ_ONCE(b->stale))
-			queue_work(system_wq, &c->zbuf_gc);
+		/* (the stale go now, the others once unused for SDP_ZBUF_LINGER) */
+		queue_delayed_work(system_wq, &c->zbuf_gc,
+				   READ_ONCE(b->stale) ? 0 : SDP_ZBUF_LINGER);
 	} else {
 		sdp_zbuf_drop(c, b);
 		smp_store_release(&b->busy, false);
@@ -351,8 +418,17 @@ void sdp_zbuf_release(struct sdp_conn *c)
 		}
 	}
 	mutex_unlock(&c->zbuf_lock);
-	/* (no notifier is left to queue it again) */
-	cancel_work_sync(&c->zbuf_gc);
+	/* (no notifier or kept buffer is left to queue it again) */
+	cancel_delayed_work_sync(&c->zbuf_gc);
+}
+
+/* The connection's end: every buffer went with its resources, or with its sender. */
+void sdp_zbuf_exit(struct sdp_conn *c)
+{
+	u32 i;
+
+	for (i = 0; i < SDP_ZC_QUEUE; i++)
+		WARN_ON_ONCE(c->zbuf[i].pages || c->zbuf[i].kept);
 }
 
 void sdp_zbuf_init(struct sdp_conn *c)
@@ -361,7 +437,7 @@ void sdp_zbuf_init(struct sdp_conn *c)
 
 	mutex_init(&c->zbuf_lock);
 	spin_lock_init(&c->zbuf_seq_lock);
-	INIT_WORK(&c->zbuf_gc, sdp_zbuf_gc);
+	INIT_DELAYED_WORK(&c->zbuf_gc, sdp_zbuf_gc);
 	for (i = 0; i < SDP_ZC_QUEUE; i++)
 		c->zbuf[i].conn = c;
 }

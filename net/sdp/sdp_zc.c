@@ -544,19 +544,16 @@ int sdp_zc_push(struct sdp_conn *c)
 }
 
 /*
- * Whether a send may queue behind the ones there: a blocking send's
- * (its sender waits for it alone) only behind none; MSG_ZEROCOPY's behind
- * MSG_ZEROCOPY's, within SDP_ZC_QUEUE and, past the first, SO_SNDBUF.
+ * A MSG_ZEROCOPY send may queue behind the ones there (some are): behind
+ * MSG_ZEROCOPY's only, within SDP_ZC_QUEUE, and while what they pin is
+ * under SO_SNDBUF (as TCP takes a send while its queue is under it).
  */
-static bool sdp_zc_room(const struct sdp_conn *c, bool async, size_t len)
+bool sdp_zc_async_room(const struct sdp_conn *c)
 {
 	u32 n = c->zs_tail - c->zs_head;
 
-	if (!n)
-		return true;
-	return async && n < SDP_ZC_QUEUE &&
-	       c->zsrc[(c->zs_tail - 1) % SDP_ZC_QUEUE].uarg &&
-	       c->zs_bytes + len <= READ_ONCE(c->sk->sk_sndbuf);
+	return n && n < SDP_ZC_QUEUE && c->zsrc[(c->zs_tail - 1) % SDP_ZC_QUEUE].uarg &&
+	       c->zs_bytes < READ_ONCE(c->sk->sk_sndbuf);
 }
 
 /*
@@ -565,7 +562,10 @@ static bool sdp_zc_room(const struct sdp_conn *c, bool async, size_t len)
  * the connection can. The bytes offered: the sender waits for
  * sdp_conn_zc_busy() to clear, then calls sdp_conn_zc_end(); or, with
  * MSG_ZEROCOPY's @uarg, they are sent already (the iterator is past them,
- * the notification comes once they are read). 0: copy them.
+ * the notification comes once they are read). 0: copy them. -EAGAIN:
+ * MSG_ZEROCOPY's, with no room behind the sends queued (the sender waits
+ * for sdp_zc_async_room(), as TCP's for its send buffer, rather than copy).
+ * A blocking send's queues only behind none (its sender waits for it alone).
  */
 int sdp_conn_zc_send(struct sdp_conn *c, struct msghdr *msg, int flags, u32 thresh,
 		     struct ubuf_info *uarg)
@@ -581,8 +581,8 @@ int sdp_conn_zc_send(struct sdp_conn *c, struct msghdr *msg, int flags, u32 thre
 	    !sdp_iter_user_seg(&msg->msg_iter, &addr, &len) || len < thresh)
 		return 0;
 	len = min_t(size_t, len, SDP_SRCAVAIL_MAX);
-	if (!sdp_zc_room(c, uarg, len))
-		return 0;
+	if (c->zs_head != c->zs_tail && !(uarg && sdp_zc_async_room(c)))
+		return uarg ? -EAGAIN : 0;
 	z->buf = sdp_zbuf_get(c, addr, len, uarg);
 	if (!z->buf) {
 		SDP_INC_STATS(sock_net(c->sk), SDP_MIB_ZC_FALLBACK);
@@ -644,14 +644,13 @@ void sdp_conn_zc_cancel(struct sdp_conn *c)
  * the oldest's MR goes if it was registered (the registration may be
  * live; the others' never were, and go back to the pool), and the pages
  * go back: MSG_ZEROCOPY's notified, a blocking sender's (alone in the
- * queue) its own again. The connection was over, or is now.
+ * queue) its own again; buffers kept for later sends go too. The
+ * connection was over, or is now.
  */
 void sdp_conn_zc_revoke(struct sdp_conn *c)
 {
 	struct sdp_zc_src *z;
 
-	if (c->zs_head == c->zs_tail)
-		return;
 	if (sdp_zc_busy(c)) {
 		if (c->v.live)
 			ib_drain_qp(c->qp);
@@ -666,6 +665,8 @@ void sdp_conn_zc_revoke(struct sdp_conn *c)
 		z->ended = true;
 		sdp_zc_src_done(c);
 	}
+	/* buffers kept for sends to come: none will */
+	sdp_zbuf_shed_all(c);
 }
 
 /*
