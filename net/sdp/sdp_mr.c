@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Sockets Direct Protocol: the device's fast-registration MRs, lent to
- * zero-copy sends (sdp_zc.c) one send at a time, so that a connection that
- * sends nothing holds none and connections one after another share them
- * (LibRIPC's registration caching, at the level of the MR). A send gives
+ * zero-copy sends' buffers (sdp_zbuf.c) for as long as a buffer lives (one
+ * send, or kept for the next ones), so that a connection that sends
+ * nothing holds none and connections one after another share them
+ * (LibRIPC's registration caching, at the level of the MR). A buffer gives
  * its MR back with no registration in it (invalidated, or never made); the
  * ones no send needed for a while go, on the system workqueue: the
  * device's removal cancels that work before the PD goes.
