@@ -889,18 +889,21 @@ TEST_F_TIMEOUT(zc, memory_regions_are_lent_by_the_device, 60)
 }
 
 /*
- * A buffer of its own pages: no huge page shared with another mapping,
- * whose split (when that one is unmapped) would tell the kernel the
- * buffer's addresses changed, as a real change does.
+ * A buffer of its own pages (no huge page shared with another mapping,
+ * whose split, when that one is unmapped, the kernel reports as a change
+ * of the buffer's range, as a real change), and the reader of @r started
+ * on a socket that holds 4 MiB unread. NULL if either failed.
  */
-static unsigned char *own_pages(struct __test_metadata *_metadata)
+static unsigned char *own_pages(struct __test_metadata *_metadata, FIXTURE_DATA(zc) *self,
+				struct reader *r, pthread_t *tr)
 {
 	unsigned char *buf = mmap(NULL, SRCAVAIL_MAX, PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-	EXPECT_NE(MAP_FAILED, buf);
-	if (buf != MAP_FAILED)
-		EXPECT_EQ(0, madvise(buf, SRCAVAIL_MAX, MADV_NOHUGEPAGE));
+	if (buf == MAP_FAILED || madvise(buf, SRCAVAIL_MAX, MADV_NOHUGEPAGE) ||
+	    sdp_setint(self->b, SOL_SOCKET, SO_RCVBUFFORCE, 4 << 20) ||
+	    pthread_create(tr, NULL, read_all, r))
+		return NULL;
 	return buf;
 }
 
@@ -918,10 +921,8 @@ TEST_F_TIMEOUT(zc, a_buffer_sent_again_stays_pinned, 60)
 	pthread_t tr;
 	int i;
 
-	ASSERT_EQ(0, sdp_setint(self->b, SOL_SOCKET, SO_RCVBUFFORCE, 4 << 20));
-	buf = own_pages(_metadata);
-	ASSERT_NE(MAP_FAILED, buf);
-	ASSERT_EQ(0, pthread_create(&tr, NULL, read_all, &r));
+	buf = own_pages(_metadata, self, &r, &tr);
+	ASSERT_NE(NULL, buf);
 	for (i = 0; i < 4; i++) {
 		stream_fill(r.key, (unsigned long long)i * SRCAVAIL_MAX, buf, SRCAVAIL_MAX);
 		ASSERT_EQ(SRCAVAIL_MAX, send(self->a, buf, SRCAVAIL_MAX, 0));
@@ -951,10 +952,8 @@ TEST_F_TIMEOUT(zc, a_buffer_mapped_anew_is_pinned_anew, 60)
 	unsigned char *buf, *again;
 	pthread_t tr;
 
-	ASSERT_EQ(0, sdp_setint(self->b, SOL_SOCKET, SO_RCVBUFFORCE, 4 << 20));
-	buf = own_pages(_metadata);
-	ASSERT_NE(MAP_FAILED, buf);
-	ASSERT_EQ(0, pthread_create(&tr, NULL, read_all, &r));
+	buf = own_pages(_metadata, self, &r, &tr);
+	ASSERT_NE(NULL, buf);
 	stream_fill(r.key, 0, buf, SRCAVAIL_MAX);
 	ASSERT_EQ(SRCAVAIL_MAX, send(self->a, buf, SRCAVAIL_MAX, 0));
 	EXPECT_EQ(self->rdma ? SRCAVAIL_MAX >> 10 : 0, vm_pin());
@@ -988,10 +987,8 @@ TEST_F_TIMEOUT(zc, a_kept_buffer_goes_with_its_connection, 60)
 	unsigned char *buf;
 	pthread_t tr;
 
-	ASSERT_EQ(0, sdp_setint(self->b, SOL_SOCKET, SO_RCVBUFFORCE, 4 << 20));
-	buf = own_pages(_metadata);
-	ASSERT_NE(MAP_FAILED, buf);
-	ASSERT_EQ(0, pthread_create(&tr, NULL, read_all, &r));
+	buf = own_pages(_metadata, self, &r, &tr);
+	ASSERT_NE(NULL, buf);
 	stream_fill(r.key, 0, buf, SRCAVAIL_MAX);
 	ASSERT_EQ(SRCAVAIL_MAX, send(self->a, buf, SRCAVAIL_MAX, 0));
 	reader_done(_metadata, tr, &r);
