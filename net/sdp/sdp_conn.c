@@ -49,7 +49,6 @@ struct sdp_conn *sdp_conn_alloc(struct sock *sk, gfp_t gfp)
 	c->sk = sk;
 	INIT_LIST_HEAD(&c->dev_item);
 	sdp_conn_timers_init(c);
-	sdp_zbuf_init(c);
 	return c;
 }
 

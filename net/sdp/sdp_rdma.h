@@ -237,6 +237,8 @@ enum sdp_zc_state {
 	SDP_ZC_COPY,		/* MSG_ZEROCOPY's, declined in part: the rest is copied from its pages */
 };
 
+struct sdp_zc_bufs;
+
 /*
  * A zero-copy send's user buffer, pinned, mapped for the device and mapped
  * into an MR (sdp_zbuf.c); a blocking send's is kept for the next send of
@@ -244,7 +246,7 @@ enum sdp_zc_state {
  */
 struct sdp_zc_buf {
 	struct mmu_interval_notifier	mni;	/* while kept: the address maps other pages now */
-	struct sdp_conn		*conn;
+	struct sdp_zc_bufs	*set;		/* its connection's */
 	struct mm_struct	*mm;		/* whose pinned_vm counts the pages (grabbed), or NULL */
 	unsigned long		addr;
 	unsigned long		used;		/* jiffies: its last send ended */
@@ -351,11 +353,8 @@ struct sdp_conn {
 	u32			zs_head;
 	u32			zs_tail;
 	u32			zs_bytes;	/* pinned in them */
-	/* their buffers (sdp_zbuf.c): a send's, or kept for the next */
-	struct sdp_zc_buf	zbuf[SDP_ZC_QUEUE];
-	struct mutex		zbuf_lock;	/* which are kept, and which a send takes */
-	spinlock_t		zbuf_seq_lock;	/* the notifiers' sequence numbers */
-	struct delayed_work	zbuf_gc;	/* drops the stale (not from their notifier), the unused */
+	/* their buffers (sdp_zbuf.c), from the first zero-copy send: idle connections pay none */
+	struct sdp_zc_bufs	*zbufs;
 
 	/* RDMA resources, from sdp_conn_setup() to sdp_conn_release() */
 	struct_group(res,
@@ -556,7 +555,6 @@ struct ib_mr *sdp_mr_get(struct sdp_dev *sdev, bool *reused);
 void sdp_mr_put(struct sdp_dev *sdev, struct ib_mr *mr);
 
 /* sdp_zc.c */
-void sdp_zbuf_init(struct sdp_conn *c);
 void sdp_zbuf_exit(struct sdp_conn *c);
 struct sdp_zc_buf *sdp_zbuf_get(struct sdp_conn *c, unsigned long addr, u32 len, bool async);
 void sdp_zbuf_put(struct sdp_conn *c, struct sdp_zc_buf *b, bool keep);

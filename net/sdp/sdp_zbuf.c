@@ -19,7 +19,8 @@
  * connection's idle ones go first when a send would go over. MSG_ZEROCOPY's
  * pages, counted by their notification as TCP's, are never kept: they may
  * go back in softirq, where a notifier cannot be removed. A connection has
- * as many buffers as sends it may queue; its resources' release takes
+ * as many buffers as sends it may queue, allocated at its first zero-copy
+ * send (an idle connection pays nothing); its resources' release takes
  * them all but a blocking sender's, whose pages are its own again when it
  * returns (sdp_conn_zc_end()).
  */
@@ -32,19 +33,28 @@
 /* A kept buffer no send used for this long goes. */
 #define SDP_ZBUF_LINGER		(5 * HZ)
 
+/* A connection's buffers: a send's, or kept for the next. */
+struct sdp_zc_bufs {
+	struct sdp_conn		*conn;
+	struct mutex		lock;		/* which are kept, and which a send takes */
+	spinlock_t		seq_lock;	/* the notifiers' sequence numbers */
+	struct delayed_work	gc;		/* drops the stale (not from their notifier), the unused */
+	struct sdp_zc_buf	b[SDP_ZC_QUEUE];
+};
+
 #ifdef CONFIG_MMU_NOTIFIER
 /* The address maps other pages now, or will: this buffer is not to be lent again. */
 static bool sdp_zbuf_invalidate(struct mmu_interval_notifier *mni,
 				const struct mmu_notifier_range *range, unsigned long cur_seq)
 {
 	struct sdp_zc_buf *b = container_of(mni, struct sdp_zc_buf, mni);
-	struct sdp_conn *c = b->conn;
+	struct sdp_zc_bufs *set = b->set;
 
-	spin_lock(&c->zbuf_seq_lock);
+	spin_lock(&set->seq_lock);
 	mmu_interval_set_seq(mni, cur_seq);
 	WRITE_ONCE(b->stale, true);
-	spin_unlock(&c->zbuf_seq_lock);
-	mod_delayed_work(system_wq, &c->zbuf_gc, 0);
+	spin_unlock(&set->seq_lock);
+	mod_delayed_work(system_wq, &set->gc, 0);
 	return true;
 }
 
@@ -65,10 +75,10 @@ static bool sdp_zbuf_watch(struct sdp_zc_buf *b, unsigned long start, unsigned l
 /* Pinned since sdp_zbuf_watch(): if the mapping changed meanwhile, the buffer is stale. */
 static void sdp_zbuf_watched(struct sdp_conn *c, struct sdp_zc_buf *b, unsigned long seq)
 {
-	spin_lock(&c->zbuf_seq_lock);
+	spin_lock(&c->zbufs->seq_lock);
 	if (mmu_interval_read_retry(&b->mni, seq))
 		WRITE_ONCE(b->stale, true);
-	spin_unlock(&c->zbuf_seq_lock);
+	spin_unlock(&c->zbufs->seq_lock);
 }
 
 static void sdp_zbuf_unwatch(struct sdp_zc_buf *b)
@@ -121,7 +131,7 @@ static void sdp_zbuf_unpin(struct sdp_zc_buf *b)
 	b->stale = false;
 }
 
-/* In process context, holding zbuf_lock (kept) or the buffer (a send's). */
+/* In process context, holding the set's lock (kept) or the buffer (a send's). */
 static void sdp_zbuf_unkeep(struct sdp_zc_buf *b)
 {
 	if (b->kept)
@@ -137,7 +147,7 @@ static void sdp_zbuf_drop(struct sdp_conn *c, struct sdp_zc_buf *b)
 }
 
 /*
- * The stale ones no send holds go (holding zbuf_lock), and, with @aged,
+ * The stale ones no send holds go (holding the set's lock), and, with @aged,
  * those no send used for SDP_ZBUF_LINGER. Whether any is still kept.
  */
 static bool sdp_zbuf_drop_stale(struct sdp_conn *c, bool aged)
@@ -146,7 +156,7 @@ static bool sdp_zbuf_drop_stale(struct sdp_conn *c, bool aged)
 	u32 i;
 
 	for (i = 0; i < SDP_ZC_QUEUE; i++) {
-		struct sdp_zc_buf *b = &c->zbuf[i];
+		struct sdp_zc_buf *b = &c->zbufs->b[i];
 
 		if (!b->kept || smp_load_acquire(&b->busy))
 			continue;
@@ -164,16 +174,16 @@ static bool sdp_zbuf_drop_stale(struct sdp_conn *c, bool aged)
 
 static void sdp_zbuf_gc(struct work_struct *work)
 {
-	struct sdp_conn *c = container_of(to_delayed_work(work), struct sdp_conn, zbuf_gc);
+	struct sdp_zc_bufs *set = container_of(to_delayed_work(work), struct sdp_zc_bufs, gc);
 
-	mutex_lock(&c->zbuf_lock);
-	if (sdp_zbuf_drop_stale(c, true))
-		queue_delayed_work(system_wq, &c->zbuf_gc, SDP_ZBUF_LINGER);
-	mutex_unlock(&c->zbuf_lock);
+	mutex_lock(&set->lock);
+	if (sdp_zbuf_drop_stale(set->conn, true))
+		queue_delayed_work(system_wq, &set->gc, SDP_ZBUF_LINGER);
+	mutex_unlock(&set->lock);
 }
 
 /*
- * Current's idle kept ones go (holding zbuf_lock): a send needs their
+ * Current's idle kept ones go (holding the set's lock): a send needs their
  * share of RLIMIT_MEMLOCK, or the connection ended (@mm NULL: anyone's).
  */
 static bool sdp_zbuf_shed(struct sdp_conn *c, struct mm_struct *mm)
@@ -182,7 +192,7 @@ static bool sdp_zbuf_shed(struct sdp_conn *c, struct mm_struct *mm)
 	u32 i;
 
 	for (i = 0; i < SDP_ZC_QUEUE; i++) {
-		struct sdp_zc_buf *b = &c->zbuf[i];
+		struct sdp_zc_buf *b = &c->zbufs->b[i];
 
 		if (b->pages && !smp_load_acquire(&b->busy) && (!mm || b->mm == mm)) {
 			sdp_zbuf_drop(c, b);
@@ -195,9 +205,11 @@ static bool sdp_zbuf_shed(struct sdp_conn *c, struct mm_struct *mm)
 /* The connection ended: its idle buffers go now (process context). */
 void sdp_zbuf_shed_all(struct sdp_conn *c)
 {
-	mutex_lock(&c->zbuf_lock);
+	if (!c->zbufs)
+		return;
+	mutex_lock(&c->zbufs->lock);
 	sdp_zbuf_shed(c, NULL);
-	mutex_unlock(&c->zbuf_lock);
+	mutex_unlock(&c->zbufs->lock);
 }
 
 /*
@@ -307,7 +319,25 @@ fail:
 	return -ENOMEM;
 }
 
-/* Device writes of the CPU's since the mapping was made, seen by the device. */
+/* In process context, at the first zero-copy send. */
+static int sdp_zbuf_alloc(struct sdp_conn *c)
+{
+	struct sdp_zc_bufs *set = kzalloc(sizeof(*set), GFP_KERNEL);
+	u32 i;
+
+	if (!set)
+		return -ENOMEM;
+	set->conn = c;
+	mutex_init(&set->lock);
+	spin_lock_init(&set->seq_lock);
+	INIT_DELAYED_WORK(&set->gc, sdp_zbuf_gc);
+	for (i = 0; i < SDP_ZC_QUEUE; i++)
+		set->b[i].set = set;
+	c->zbufs = set;
+	return 0;
+}
+
+/* What the CPU wrote since the pages were mapped, seen by the device. */
 static void sdp_zbuf_sync(struct sdp_zc_buf *b)
 {
 	if (!ib_uses_virt_dma(b->ibdev))
@@ -328,10 +358,12 @@ struct sdp_zc_buf *sdp_zbuf_get(struct sdp_conn *c, unsigned long addr, u32 len,
 	struct sdp_zc_buf *b, *lru = NULL;
 	u32 i;
 
-	mutex_lock(&c->zbuf_lock);
+	if (!c->zbufs && sdp_zbuf_alloc(c))
+		return NULL;
+	mutex_lock(&c->zbufs->lock);
 	sdp_zbuf_drop_stale(c, false);
 	for (i = 0; i < SDP_ZC_QUEUE; i++) {
-		b = &c->zbuf[i];
+		b = &c->zbufs->b[i];
 		if (smp_load_acquire(&b->busy))
 			continue;
 		if (!async && b->kept && !READ_ONCE(b->stale) && b->mm == current->mm &&
@@ -354,10 +386,10 @@ struct sdp_zc_buf *sdp_zbuf_get(struct sdp_conn *c, unsigned long addr, u32 len,
 		SDP_INC_STATS(sock_net(c->sk), SDP_MIB_ZC_CACHE_MISSES);
 lend:
 	WRITE_ONCE(b->busy, true);
-	mutex_unlock(&c->zbuf_lock);
+	mutex_unlock(&c->zbufs->lock);
 	return b;
 none:
-	mutex_unlock(&c->zbuf_lock);
+	mutex_unlock(&c->zbufs->lock);
 	return NULL;
 }
 
@@ -375,18 +407,18 @@ void sdp_zbuf_put(struct sdp_conn *c, struct sdp_zc_buf *b, bool keep)
 		smp_store_release(&b->busy, false);
 		return;
 	}
-	mutex_lock(&c->zbuf_lock);
+	mutex_lock(&c->zbufs->lock);
 	if (keep && b->kept && b->mr && c->v.live && !c->failed) {
 		b->used = jiffies;
 		smp_store_release(&b->busy, false);
 		/* (the stale go now, the others once unused for SDP_ZBUF_LINGER) */
-		queue_delayed_work(system_wq, &c->zbuf_gc,
+		queue_delayed_work(system_wq, &c->zbufs->gc,
 				   READ_ONCE(b->stale) ? 0 : SDP_ZBUF_LINGER);
 	} else {
 		sdp_zbuf_drop(c, b);
 		smp_store_release(&b->busy, false);
 	}
-	mutex_unlock(&c->zbuf_lock);
+	mutex_unlock(&c->zbufs->lock);
 }
 
 /* A registration that may be live dies with its MR (the connection is over). */
@@ -404,9 +436,11 @@ void sdp_zbuf_release(struct sdp_conn *c)
 {
 	u32 i;
 
-	mutex_lock(&c->zbuf_lock);
+	if (!c->zbufs)
+		return;
+	mutex_lock(&c->zbufs->lock);
 	for (i = 0; i < SDP_ZC_QUEUE; i++) {
-		struct sdp_zc_buf *b = &c->zbuf[i];
+		struct sdp_zc_buf *b = &c->zbufs->b[i];
 
 		if (!b->pages)
 			continue;
@@ -417,27 +451,24 @@ void sdp_zbuf_release(struct sdp_conn *c)
 			sdp_zbuf_drop(c, b);
 		}
 	}
-	mutex_unlock(&c->zbuf_lock);
+	mutex_unlock(&c->zbufs->lock);
 	/* (no notifier or kept buffer is left to queue it again) */
-	cancel_delayed_work_sync(&c->zbuf_gc);
+	cancel_delayed_work_sync(&c->zbufs->gc);
 }
 
-/* The connection's end: every buffer went with its resources, or with its sender. */
+/*
+ * The connection's end (any context): every buffer went with its
+ * resources, or with its sender; no notifier or work is left.
+ */
 void sdp_zbuf_exit(struct sdp_conn *c)
 {
 	u32 i;
 
+	if (!c->zbufs)
+		return;
 	for (i = 0; i < SDP_ZC_QUEUE; i++)
-		WARN_ON_ONCE(c->zbuf[i].pages || c->zbuf[i].kept);
-}
-
-void sdp_zbuf_init(struct sdp_conn *c)
-{
-	u32 i;
-
-	mutex_init(&c->zbuf_lock);
-	spin_lock_init(&c->zbuf_seq_lock);
-	INIT_DELAYED_WORK(&c->zbuf_gc, sdp_zbuf_gc);
-	for (i = 0; i < SDP_ZC_QUEUE; i++)
-		c->zbuf[i].conn = c;
+		WARN_ON_ONCE(c->zbufs->b[i].pages || c->zbufs->b[i].kept);
+	mutex_destroy(&c->zbufs->lock);
+	kfree(c->zbufs);
+	c->zbufs = NULL;
 }
