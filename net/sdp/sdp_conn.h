@@ -217,6 +217,7 @@ bool sdp_conn_probe(struct sdp_conn *c);
 int sdp_conn_zc_send(struct sdp_conn *c, struct msghdr *msg, int flags, u32 thresh,
 		     struct ubuf_info *uarg);
 bool sdp_conn_zc_busy(const struct sdp_conn *c);
+bool sdp_conn_zc_room(const struct sdp_conn *c);
 void sdp_conn_zc_cancel(struct sdp_conn *c);
 void sdp_conn_zc_revoke(struct sdp_conn *c);
 /* How a SrcAvail ended (sdp_conn_zc_end()). */

@@ -233,7 +233,8 @@ out:
 
 /*
  * Till a send buffer is free or, for a MSG_ZEROCOPY send with no room
- * behind those queued (@zc), room there.
+ * behind those queued (@zc), room there: read from the queue itself, so
+ * that a return always lets the send go on.
  */
 static int sdp_wait_space(struct sdp_sock *ssk, long *timeo, bool zc)
 {
@@ -245,12 +246,11 @@ static int sdp_wait_space(struct sdp_sock *ssk, long *timeo, bool zc)
 		if (sk->sk_err || (sk->sk_shutdown & SEND_SHUTDOWN) ||
 		    !sdp_can_send_state(sk) || !READ_ONCE(v->live))
 			return -EPIPE;
-		if (READ_ONCE(v->tx_free_slots)) {
-			clear_bit(SDP_F_COPY_WAITS, &ssk->flags);
+		if (zc ? sdp_conn_zc_room(ssk->conn) : READ_ONCE(v->tx_free_slots)) {
+			if (!zc)
+				clear_bit(SDP_F_COPY_WAITS, &ssk->flags);
 			return 0;
 		}
-		if (zc && READ_ONCE(v->zc_room))
-			return 0;
 		if (!zc)
 			set_bit(SDP_F_COPY_WAITS, &ssk->flags);
 		/*
@@ -265,8 +265,10 @@ static int sdp_wait_space(struct sdp_sock *ssk, long *timeo, bool zc)
 		if (signal_pending(current))
 			return sock_intr_errno(*timeo);
 		add_wait_queue(sk_sleep(sk), &wait);
-		sk_wait_event(sk, timeo, READ_ONCE(v->tx_free_slots) ||
-			      (zc && READ_ONCE(v->zc_room)) || sdp_conn_deferred(ssk->conn) ||
+		/* (the queue read unlocked: a hint, checked again above) */
+		sk_wait_event(sk, timeo, (zc ? sdp_conn_zc_room(ssk->conn) :
+					  READ_ONCE(v->tx_free_slots)) ||
+			      sdp_conn_deferred(ssk->conn) ||
 			      test_bit(SDP_F_DEFERRED, &ssk->flags) ||
 			      READ_ONCE(sk->sk_err) ||
 			      (READ_ONCE(sk->sk_shutdown) & SEND_SHUTDOWN), &wait);

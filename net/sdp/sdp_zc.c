@@ -61,8 +61,9 @@ bool sdp_zc_holds(const struct sdp_conn *c)
 }
 
 /*
- * A sender sleeps on the socket's wait queue (sdp_conn_zc_busy()),
- * uninterruptibly once it has cancelled.
+ * Senders sleep on the socket's wait queue: a blocking one till its send
+ * is over (sdp_conn_zc_busy()), uninterruptibly once it has cancelled; a
+ * MSG_ZEROCOPY one till there is room (sdp_conn_zc_room()).
  */
 static void sdp_zc_wake(struct sock *sk)
 {
@@ -355,6 +356,8 @@ static void sdp_zc_async_end(struct sdp_conn *c)
 	sdp_zc_pop(c);
 	sdp_update_counts(c);
 	sdp_zcopy_complete(uarg, !z->copied);
+	/* MSG_ZEROCOPY senders waiting for room (sdp_conn_zc_room()), and writers */
+	sdp_zc_wake(c->sk);
 	c->sk->sk_write_space(c->sk);
 }
 
@@ -563,9 +566,10 @@ bool sdp_zc_async_room(const struct sdp_conn *c)
  * sdp_conn_zc_busy() to clear, then calls sdp_conn_zc_end(); or, with
  * MSG_ZEROCOPY's @uarg, they are sent already (the iterator is past them,
  * the notification comes once they are read). 0: copy them. -EAGAIN:
- * MSG_ZEROCOPY's, with no room behind the sends queued (the sender waits
- * for sdp_zc_async_room(), as TCP's for its send buffer, rather than copy).
- * A blocking send's queues only behind none (its sender waits for it alone).
+ * MSG_ZEROCOPY's, with no room behind MSG_ZEROCOPY's queued (the sender
+ * waits for sdp_conn_zc_room(), as TCP's for its send buffer, rather than
+ * copy). Behind a blocking send (its sender waits for it alone, and takes
+ * it off the queue itself) any send copies: its bytes wait in the ring.
  */
 int sdp_conn_zc_send(struct sdp_conn *c, struct msghdr *msg, int flags, u32 thresh,
 		     struct ubuf_info *uarg)
@@ -582,7 +586,7 @@ int sdp_conn_zc_send(struct sdp_conn *c, struct msghdr *msg, int flags, u32 thre
 		return 0;
 	len = min_t(size_t, len, SDP_SRCAVAIL_MAX);
 	if (c->zs_head != c->zs_tail && !(uarg && sdp_zc_async_room(c)))
-		return uarg ? -EAGAIN : 0;
+		return uarg && c->zsrc[(c->zs_tail - 1) % SDP_ZC_QUEUE].uarg ? -EAGAIN : 0;
 	z->buf = sdp_zbuf_get(c, addr, len, uarg);
 	if (!z->buf) {
 		SDP_INC_STATS(sock_net(c->sk), SDP_MIB_ZC_FALLBACK);
@@ -608,6 +612,12 @@ int sdp_conn_zc_send(struct sdp_conn *c, struct msghdr *msg, int flags, u32 thre
 	sdp_tx_push(c, true);
 	sdp_update_counts(c);
 	return len;
+}
+
+/* A MSG_ZEROCOPY send may queue now (what a sender that got -EAGAIN waits for). */
+bool sdp_conn_zc_room(const struct sdp_conn *c)
+{
+	return c->zs_head == c->zs_tail || sdp_zc_async_room(c);
 }
 
 /* The sender's wake condition: its pages (the only ones queued) are still the device's. */
@@ -686,6 +696,8 @@ size_t sdp_conn_zc_end(struct sdp_conn *c, struct msghdr *msg, int *how)
 	iov_iter_advance(&msg->msg_iter, acked);
 	sdp_zc_pop(c);
 	sdp_update_counts(c);
+	/* (a MSG_ZEROCOPY sender may wait for the queue this leaves empty) */
+	sdp_zc_wake(c->sk);
 	return acked;
 }
 
