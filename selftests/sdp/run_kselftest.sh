@@ -35,14 +35,18 @@ if [ $# -gt 0 ]; then
 	tests=("$@")
 else
 	read -ra tests <<<"$(make -s list)"
-	# scripts/check runs these on another kernel of its matrix, and
-	# these programs' TCP oracle cases (their _sdponly build runs here)
+	# scripts/check runs these on another kernel of its matrix (PROG, or
+	# PROG=BUILD: part of it, BUILD the rest, runs here), and these
+	# programs' TCP oracle cases (their _sdponly build runs here)
 	for t in ${SDP_ELSEWHERE:-} ${SDP_ORACLE_ELSEWHERE:-}; do
 		for i in "${!tests[@]}"; do
-			[ "${tests[i]}" != "$t" ] && continue
+			[ "${tests[i]}" != "${t%%=*}" ] && continue
 			if [[ " ${SDP_ORACLE_ELSEWHERE:-} " == *" $t "* ]]; then
 				tests[i]=${t}_sdponly
 				echo "# $t: its TCP oracle runs on another kernel of the matrix"
+			elif [ "$t" != "${t%%=*}" ]; then
+				tests[i]=${t#*=}
+				echo "# ${t%%=*}: part runs on another kernel of the matrix, ${t#*=} here"
 			else
 				unset 'tests[i]'
 				echo "# $t: runs on another kernel of the matrix"

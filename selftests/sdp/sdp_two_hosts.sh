@@ -334,7 +334,7 @@ lossy_xfer()
 {
 	local here0 peer0 here1 peer1
 	here0=$(sdp_stat ZcopyRxBytes) peer0=$(sdp_peer 'sdp_stat ZcopyRxBytes')
-	xfer_both $port 2 $((4 << 20)) && all_on $port 1 && wire_proven $((4 << 20)) 2 lossy || return 1
+	xfer_both $port 2 $((2 << 20)) && all_on $port 1 && wire_proven $((2 << 20)) 2 lossy || return 1
 	here1=$(sdp_stat ZcopyRxBytes) peer1=$(sdp_peer 'sdp_stat ZcopyRxBytes')
 	echo "# PROOF zero-copy under loss: $((here1 - here0)) B read here, $((peer1 - peer0)) B by the peer"
 	[ $((here1 - here0)) -gt 0 ] && [ $((peer1 - peer0)) -gt 0 ]
