@@ -201,7 +201,8 @@ static void print_socks(void)
 				       "\"rx_bufs_held\":%u,\"tx_bufs_held\":%u,\"tx_credits\":%u,"
 				       "\"rx_credits\":%u,\"syn_queue\":%u,\"bytes_sent\":%llu,"
 				       "\"bytes_received\":%llu,\"msgs_sent\":%llu,\"msgs_received\":%llu,"
-				       "\"zcopy_bytes_sent\":%llu,\"zcopy_bytes_received\":%llu",
+				       "\"zcopy_bytes_sent\":%llu,\"zcopy_bytes_received\":%llu,"
+				       "\"zwrite_bytes_sent\":%llu,\"zwrite_bytes_received\":%llu",
 				       in->port_num, in->qp_num, in->dest_qp_num, in->path_mtu,
 				       in->rcv_size, in->snd_size, in->rx_bufs, in->tx_bufs,
 				       in->rx_bufs_held, in->tx_bufs_held, in->tx_credits,
@@ -211,7 +212,9 @@ static void print_socks(void)
 				       (unsigned long long)in->tx_msgs,
 				       (unsigned long long)in->rx_msgs,
 				       (unsigned long long)in->zc_tx_bytes,
-				       (unsigned long long)in->zc_rx_bytes);
+				       (unsigned long long)in->zc_rx_bytes,
+				       (unsigned long long)in->zw_tx_bytes,
+				       (unsigned long long)in->zw_rx_bytes);
 			}
 			printf("}");
 			continue;
@@ -241,6 +244,9 @@ static void print_socks(void)
 		if (in->zc_tx_bytes || in->zc_rx_bytes)
 			printf(" zcopy:%llu/%llu", (unsigned long long)in->zc_tx_bytes,
 			       (unsigned long long)in->zc_rx_bytes);
+		if (in->zw_tx_bytes || in->zw_rx_bytes)
+			printf(" zwrite:%llu/%llu", (unsigned long long)in->zw_tx_bytes,
+			       (unsigned long long)in->zw_rx_bytes);
 		if (r->m.sdiag_state == TCP_LISTEN && r->m.sdiag_transport != SDP_TRANSPORT_TCP)
 			printf(" syn_queue:%u", in->syn_queue);
 		printf("\n");

@@ -137,7 +137,8 @@ static int sdp_cm_route_resolved(struct sdp_conn *c, struct rdma_cm_id *id)
 		return err;
 	sdp_proto_hello(&hh, sdp_conn_hello_bufs(c), c->rcv_size,
 			c->daddr.ss_family == AF_INET6,
-			c->zc_offered ? SDP_ZC_ADVERTS : 0);
+			c->zc_offered ? SDP_ZC_ADVERTS : 0,
+			c->zr_offered ? SDP_CAP_SINKAVAIL : 0);
 	err = sdp_conn_param(id, &param, &hh, sizeof(hh),
 			     c->zc_offered ? c->sdev->quirks.rd_depth : 0,
 			     c->zc_offered ? c->sdev->quirks.rd_depth : 0);
@@ -183,6 +184,8 @@ static int sdp_active_established(struct sdp_conn *c, struct rdma_cm_id *id,
 		c->zc_peer = hah->ext_max_adverts && c->rd_in;
 		c->zc_offered = c->rd_out;
 	}
+	/* it takes our SinkAvails, if the device lets us offer them */
+	c->zr_peer = !reason && c->zr_offered && (hah->caps & SDP_CAP_SINKAVAIL);
 	if (ev->event == RDMA_CM_EVENT_CONNECT_RESPONSE) {
 		/*
 		 * The peer's REJ can come while we handle the REP (its child
@@ -327,8 +330,10 @@ static int sdp_passive_accept(struct sdp_conn *c)
 	}
 	c->zc_peer = c->rd_in && hh->max_adverts;
 	c->zc_offered = c->rd_out;
+	c->zr_peer = c->zr_offered && (hh->caps & SDP_CAP_SINKAVAIL);
 	sdp_proto_hello_ack(&hah, sdp_conn_hello_bufs(c), c->rcv_size, hh->ipv_cap,
-			    c->zc_offered ? SDP_ZC_ADVERTS : 0);
+			    c->zc_offered ? SDP_ZC_ADVERTS : 0,
+			    c->zr_offered ? SDP_CAP_SINKAVAIL : 0);
 	err = sdp_conn_start(c, be32_to_cpu(hh->localrcvsz),
 			     be16_to_cpu(hh->bsdh.bufs));
 	if (err)

@@ -91,7 +91,7 @@ static void sdp_qp_event(struct ib_event *event, void *context)
  * quirks.cm_qp), the QP is ours, not rdma_cm's: we move it through INIT,
  * RTR and RTS with rdma_cm's attributes but our retry counts. The peer may
  * RDMA Read only where zero-copy is offered (what our SrcAvail registers),
- * and write nowhere.
+ * and write only where it takes our SinkAvails (what they register).
  */
 static int sdp_qp_to(struct sdp_conn *c, enum ib_qp_state state)
 {
@@ -102,7 +102,8 @@ static int sdp_qp_to(struct sdp_conn *c, enum ib_qp_state state)
 	/* -EINVAL: the CM has left the states this needs; a REJ came */
 	if (err)
 		return err == -EINVAL ? -ECONNREFUSED : err;
-	attr.qp_access_flags = c->sdev->quirks.zcopy ? IB_ACCESS_REMOTE_READ : 0;
+	attr.qp_access_flags = (c->sdev->quirks.zcopy ? IB_ACCESS_REMOTE_READ : 0) |
+			       (c->zr_peer ? IB_ACCESS_REMOTE_WRITE : 0);
 	/* the CM's would be the REQ's on the passive side: ours, as agreed */
 	attr.max_dest_rd_atomic = c->rd_in;
 	attr.max_rd_atomic = c->rd_out;
@@ -226,6 +227,7 @@ int sdp_conn_setup(struct sdp_conn *c, u32 rcv_max)
 		return -ENODEV;
 	c->lkey = c->sdev->pd->local_dma_lkey;
 	c->zc_offered = c->sdev->quirks.zcopy;
+	c->zr_offered = c->sdev->quirks.zcopy;
 	c->rcv_size = clamp_t(u32, min_t(u32, rcv_max, READ_ONCE(sn->buf_size)),
 			      SDP_MIN_BUF_SIZE, SDP_MAX_BUF_SIZE);
 	c->rx_count = sdp_ring_size(sk, sk->sk_rcvbuf, SOCK_RCVBUF_LOCK,
@@ -434,6 +436,9 @@ void sdp_conn_info(const struct sdp_conn *c, struct sdp_info *info)
 	info->zc_reads = c->v.stats.zc_reads;
 	info->zc_tx_bytes = c->v.stats.zc_tx_bytes;
 	info->zc_rx_bytes = c->v.stats.zc_rx_bytes;
+	info->zw_tx_bytes = c->v.stats.zw_tx_bytes;
+	info->zw_rx_bytes = c->v.stats.zw_rx_bytes;
+	info->zw_writes = c->v.stats.zw_writes;
 	strscpy(info->ibdev, c->ibdev, sizeof(info->ibdev));
 	if (!c->v.live)
 		return;

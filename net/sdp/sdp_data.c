@@ -115,6 +115,104 @@ static bool sdp_recv_poll(struct sdp_sock *ssk, size_t seen)
 	return hit;
 }
 
+/* A send's SrcAvail, or (@recv) a read's SinkAvail, is out. */
+static bool sdp_zc_out(struct sdp_conn *c, bool recv)
+{
+	return recv ? sdp_conn_zr_busy(c) : sdp_conn_zc_busy(c);
+}
+
+/* A read's SinkAvail found bytes queued meanwhile: they came first, it is not wanted. */
+static bool sdp_zr_overtaken(struct sdp_sock *ssk, bool recv)
+{
+	return recv && READ_ONCE(sdp_view(ssk)->rx_avail);
+}
+
+/*
+ * Our SrcAvail (or, @recv, SinkAvail) is out: wait till no one can read
+ * (or write) the pages any more. A signal or SO_SNDTIMEO (SO_RCVTIMEO)
+ * asks the peer to stop (SrcAvailCancel, SinkAvailCancel), and the wait
+ * goes on for its answer, killable, uninterruptible once killed (the
+ * process's exit must not leave the pages to the peer); one not given
+ * within SDP_ZC_CANCEL_MS resets the connection. Whenever the connection
+ * has ended, the registration is revoked at once. Either way the wait ends
+ * with the pages the caller's: 0, or the errno that cut it short.
+ */
+static int sdp_wait_zc(struct sdp_sock *ssk, long *timeo, bool recv)
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	struct sock *sk = &ssk->sk;
+	struct sdp_conn *c = ssk->conn;
+	unsigned long deadline = 0;
+	bool asked = false;
+	int err = 0;
+
+	while (sdp_zc_out(c, recv)) {
+		if (sk->sk_state == TCP_CLOSE || sk->sk_err) {
+			/* the drain comes after an Abort just posted */
+			release_sock(sk);
+			sdp_ctrl_wait(ssk);
+			lock_sock(sk);
+			sdp_conn_zc_revoke(c);
+			break;
+		}
+		if (!err && (!*timeo || signal_pending(current))) {
+			err = *timeo ? sock_intr_errno(*timeo) : -EAGAIN;
+			if (recv)
+				sdp_conn_zr_cancel(c);
+			else
+				sdp_conn_zc_cancel(c);
+			deadline = jiffies + msecs_to_jiffies(SDP_ZC_CANCEL_MS);
+		} else if (!err && !asked && sdp_zr_overtaken(ssk, recv)) {
+			/* (withdrawn if not sent yet; else the answer, of none, is on its way) */
+			sdp_conn_zr_cancel(c);
+			asked = true;
+		}
+		if (err && time_after_eq(jiffies, deadline)) {
+			sdp_conn_error(sk, ETIMEDOUT, SDP_MIB_ZC_CANCEL_TIMEOUT);
+			err = -ETIMEDOUT;
+			continue;	/* (it is over now: revoked above) */
+		}
+		add_wait_queue(sk_sleep(sk), &wait);
+		if (err) {
+			/* a signal is pending: short sleeps, till the answer */
+			release_sock(sk);
+			wait_woken(&wait, fatal_signal_pending(current) ?
+				   TASK_UNINTERRUPTIBLE : TASK_KILLABLE, HZ / 10);
+			lock_sock(sk);
+		} else {
+			sk_wait_event(sk, timeo, !sdp_zc_out(c, recv) || sdp_conn_deferred(c) ||
+				      (!asked && sdp_zr_overtaken(ssk, recv)) ||
+				      READ_ONCE(sk->sk_state) == TCP_CLOSE ||
+				      READ_ONCE(sk->sk_err), &wait);
+		}
+		remove_wait_queue(sk_sleep(sk), &wait);
+		sdp_conn_flush(c);
+	}
+	return err;
+}
+
+/*
+ * Nothing to read, a blocking read: offer its buffer by SinkAvail if it is
+ * worth it (*@zr: this call may still try; after one the peer declined, it
+ * waits for data as usual). 1 and *copied grown by what the peer wrote, 0
+ * to wait for data, or the errno that ended the wait (with what was
+ * written counted).
+ */
+static int sdp_recv_zr(struct sdp_sock *ssk, struct msghdr *msg, long *timeo,
+		       size_t *copied, bool *zr)
+{
+	size_t got;
+	int err;
+
+	if (!*zr || !sdp_conn_zr_recv(ssk->conn, msg, sdp_zcopy_thresh(ssk)))
+		return 0;
+	err = sdp_wait_zc(ssk, timeo, true);
+	got = sdp_conn_zr_end(ssk->conn, msg);
+	*copied += got;
+	*zr = got > 0;
+	return err ?: 1;
+}
+
 /* Mirrors tcp_recvmsg_locked(): same wait, error and EOF rules. */
 int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags)
 {
@@ -124,6 +222,7 @@ int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags)
 	u32 peeked = 0, peek_base;
 	long timeo;
 	int target, n, err = 0;
+	bool zr = true;
 
 	if (sdp_fb(ssk))
 		return sdp_fb_recvmsg(ssk, msg, len, flags);
@@ -222,6 +321,17 @@ int sdp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags)
 
 		if (sdp_recv_poll(ssk, seen))
 			continue;
+		/* (a peek leaves the bytes queued; MSG_TRUNC takes none) */
+		if (!(flags & (MSG_PEEK | MSG_TRUNC))) {
+			n = sdp_recv_zr(ssk, msg, &timeo, &copied, &zr);
+			if (n < 0) {
+				if (!copied)
+					err = n;
+				break;
+			}
+			if (n)
+				continue;
+		}
 		add_wait_queue(sk_sleep(sk), &wait);
 		sk_wait_event(sk, &timeo, sdp_recv_wake(ssk, seen), &wait);
 		remove_wait_queue(sk_sleep(sk), &wait);
@@ -302,60 +412,6 @@ static int sdp_wait_memory(struct sdp_sock *ssk, long *timeo)
 }
 
 /*
- * Our SrcAvail is out: wait till no one can read the pages any more. A
- * signal or SO_SNDTIMEO asks the peer to stop (SrcAvailCancel), and the
- * wait goes on for its answer, killable, uninterruptible once killed (the
- * process's exit must not leave the pages to the peer); one not given
- * within SDP_ZC_CANCEL_MS resets the connection. Whenever the connection
- * has ended, the registration is revoked at once. Either way the wait ends
- * with the pages the sender's: 0, or the errno that cut it short.
- */
-static int sdp_wait_zc(struct sdp_sock *ssk, long *timeo)
-{
-	DEFINE_WAIT_FUNC(wait, woken_wake_function);
-	struct sock *sk = &ssk->sk;
-	struct sdp_conn *c = ssk->conn;
-	unsigned long deadline = 0;
-	int err = 0;
-
-	while (sdp_conn_zc_busy(c)) {
-		if (sk->sk_state == TCP_CLOSE || sk->sk_err) {
-			/* the drain comes after an Abort just posted */
-			release_sock(sk);
-			sdp_ctrl_wait(ssk);
-			lock_sock(sk);
-			sdp_conn_zc_revoke(c);
-			break;
-		}
-		if (!err && (!*timeo || signal_pending(current))) {
-			err = *timeo ? sock_intr_errno(*timeo) : -EAGAIN;
-			sdp_conn_zc_cancel(c);
-			deadline = jiffies + msecs_to_jiffies(SDP_ZC_CANCEL_MS);
-		}
-		if (err && time_after_eq(jiffies, deadline)) {
-			sdp_conn_error(sk, ETIMEDOUT, SDP_MIB_ZC_CANCEL_TIMEOUT);
-			err = -ETIMEDOUT;
-			continue;	/* (it is over now: revoked above) */
-		}
-		add_wait_queue(sk_sleep(sk), &wait);
-		if (err) {
-			/* a signal is pending: short sleeps, till the answer */
-			release_sock(sk);
-			wait_woken(&wait, fatal_signal_pending(current) ?
-				   TASK_UNINTERRUPTIBLE : TASK_KILLABLE, HZ / 10);
-			lock_sock(sk);
-		} else {
-			sk_wait_event(sk, timeo, !sdp_conn_zc_busy(c) || sdp_conn_deferred(c) ||
-				      READ_ONCE(sk->sk_state) == TCP_CLOSE ||
-				      READ_ONCE(sk->sk_err), &wait);
-		}
-		remove_wait_queue(sk_sleep(sk), &wait);
-		sdp_conn_flush(c);
-	}
-	return err;
-}
-
-/*
  * The next bytes of @msg by SrcAvail, if they are to go so (*@zc: this
  * call may still try): 1 and *copied grown by what the peer read, 0 to
  * copy them, or the errno that ended the wait (with what was read
@@ -384,7 +440,7 @@ static int sdp_send_zc(struct sdp_sock *ssk, struct msghdr *msg, int flags,
 		*copied += n;
 		return 1;
 	}
-	err = sdp_wait_zc(ssk, timeo);
+	err = sdp_wait_zc(ssk, timeo, false);
 	*copied += sdp_conn_zc_end(ssk->conn, msg, &how);
 	*zc = how == SDP_ZC_READ;
 	if (!err && (how == SDP_ZC_ENDED || sk->sk_err ||

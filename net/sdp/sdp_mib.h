@@ -65,6 +65,12 @@ enum sdp_mib_field {
 	SDP_MIB_ZC_CACHE_HITS,		/* blocking sends of a buffer kept pinned and mapped */
 	SDP_MIB_ZC_CACHE_MISSES,	/* ... and of one pinned and mapped anew */
 	SDP_MIB_ZC_CACHE_STALE,		/* kept buffers dropped: the address maps other pages */
+	SDP_MIB_BAD_SINKAVAIL,		/* a SinkAvail of no bytes, or too many */
+	SDP_MIB_BAD_RDMAWRCOMPL,	/* an RdmaWrCompl of more than advertised, or of bytes that crossed */
+	SDP_MIB_ZC_RECVS,		/* SinkAvails sent: a reader's buffer for the peer to write */
+	SDP_MIB_ZC_RECV_BYTES,		/* bytes the peer wrote into them */
+	SDP_MIB_ZC_RECV_DECLINED,	/* ... of them answered with none */
+	SDP_MIB_ZC_WRITES,		/* peers' SinkAvails we wrote into */
 	/* one per enum sdp_fallback_reason, in its order */
 	SDP_MIB_FALLBACK,
 	SDP_MIB_MAX = SDP_MIB_FALLBACK + SDP_FB_MAX

@@ -54,26 +54,36 @@ static int sdp_post(struct sdp_conn *c, const struct ib_send_wr *wr)
 	return err;
 }
 
-/* A signalled SEND of @len bytes at @dma (inline when they fit). */
-int sdp_post_send(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len)
+/* A signalled SEND or RDMA Write of @len bytes at @dma (inline when they fit). */
+static int sdp_post_out(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len,
+			enum ib_wr_opcode opcode, u64 raddr, u32 rkey)
 {
 	struct ib_sge sge = {
 		.addr	= dma,
 		.length	= len,
 		.lkey	= c->lkey,
 	};
-	struct ib_send_wr swr = {
-		.wr_cqe		= &wr->cqe,
-		.sg_list	= &sge,
-		.num_sge	= 1,
-		.opcode		= IB_WR_SEND,
-		.send_flags	= IB_SEND_SIGNALED,
+	struct ib_rdma_wr rwr = {
+		.wr = {
+			.wr_cqe		= &wr->cqe,
+			.sg_list	= &sge,
+			.num_sge	= 1,
+			.opcode		= opcode,
+			.send_flags	= IB_SEND_SIGNALED,
+		},
+		.remote_addr	= raddr,
+		.rkey		= rkey,
 	};
 
 	if (len <= c->max_inline)
-		swr.send_flags |= IB_SEND_INLINE;
+		rwr.wr.send_flags |= IB_SEND_INLINE;
 	ib_dma_sync_single_for_device(c->sdev->ibdev, dma, len, DMA_TO_DEVICE);
-	return sdp_post(c, &swr);
+	return sdp_post(c, &rwr.wr);
+}
+
+int sdp_post_send(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len)
+{
+	return sdp_post_out(c, wr, dma, len, IB_WR_SEND, 0, 0);
 }
 
 /*
@@ -105,6 +115,13 @@ int sdp_post_read(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len,
 	rwr[n - 1].wr.send_flags = IB_SEND_SIGNALED;
 	ib_dma_sync_single_for_device(c->sdev->ibdev, dma, len, DMA_FROM_DEVICE);
 	return sdp_post(c, &rwr[0].wr);
+}
+
+/* ... into the peer's @raddr (@rkey: its SinkAvail's); its completion frees the slot. */
+int sdp_post_write(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len,
+		   u64 raddr, u32 rkey)
+{
+	return sdp_post_out(c, wr, dma, len, IB_WR_RDMA_WRITE, raddr, rkey);
 }
 
 /* Register @mr (mapped already, ib_map_mr_sg()) with @access, under its rkey. */

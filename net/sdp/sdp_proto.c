@@ -41,24 +41,26 @@ static void sdp_bsdh_setup(struct sdp_bsdh *h, u8 mid, u32 len, u16 bufs)
 }
 
 void sdp_proto_hello(struct sdp_hh *hh, u16 bufs, u32 rcv_size, bool ipv6,
-		     u8 adverts)
+		     u8 adverts, u8 caps)
 {
 	*hh = (struct sdp_hh){};
 	sdp_bsdh_setup(&hh->bsdh, SDP_MID_HELLO, sizeof(*hh), bufs);
 	hh->majv_minv = SDP_VERSION;
 	hh->ipv_cap = ipv6 ? SDP_IPV_CAP_IPV6 : SDP_IPV_CAP_IPV4;
+	hh->caps = caps;
 	hh->max_adverts = adverts;
 	hh->desremrcvsz = cpu_to_be32(rcv_size);
 	hh->localrcvsz = cpu_to_be32(rcv_size);
 }
 
 void sdp_proto_hello_ack(struct sdp_hah *hah, u16 bufs, u32 rcv_size, u8 ipv_cap,
-			 u8 adverts)
+			 u8 adverts, u8 caps)
 {
 	*hah = (struct sdp_hah){};
 	sdp_bsdh_setup(&hah->bsdh, SDP_MID_HELLO_ACK, sizeof(*hah), bufs);
 	hah->majv_minv = SDP_VERSION;
 	hah->ipv_cap = ipv_cap;
+	hah->caps = caps;
 	hah->ext_max_adverts = adverts;
 	hah->actrcvsz = cpu_to_be32(rcv_size);
 }
@@ -159,6 +161,8 @@ static bool sdp_mid_is_ctrl(const struct sdp_bsdh *h, u32 len)
 	case SDP_MID_RDMARDCOMPL:
 	case SDP_MID_SENDSM:
 	case SDP_MID_SRCAVAIL_CANCEL:
+	case SDP_MID_RDMAWRCOMPL:
+	case SDP_MID_SINKAVAIL_CANCEL:
 		return true;
 	case SDP_MID_DATA:
 		return len == sizeof(*h);
@@ -199,6 +203,22 @@ static int sdp_check_bsdh(const struct sdp_seq *s, const struct sdp_bsdh *h,
 	return 0;
 }
 
+/* Bytes of the stream: a SinkAvail of ours that the peer saw takes them. */
+bool sdp_proto_stream_bytes(const struct sdp_bsdh *h, u32 got)
+{
+	return (h->mid == SDP_MID_DATA && got > sizeof(*h)) ||
+	       h->mid == SDP_MID_SRCAVAIL || h->mid == SDP_MID_DISCONN;
+}
+
+/*
+ * Our SinkAvail is out and the peer had seen it (its message acknowledges
+ * ours): its bytes go there, or it declines first; none come otherwise.
+ */
+static bool sdp_adv_seen(const struct sdp_bsdh *h, const struct sdp_zc_rules *z)
+{
+	return z->adv_out && (s32)(be32_to_cpu(h->mseq_ack) - z->adv_mseq) >= 0;
+}
+
 /* The zero-copy messages: whether they may come now, then their fields. */
 static int sdp_check_zc(const struct sdp_bsdh *h, u32 got, bool rcvd_disconn,
 			const struct sdp_zc_rules *z)
@@ -208,7 +228,7 @@ static int sdp_check_zc(const struct sdp_bsdh *h, u32 got, bool rcvd_disconn,
 	switch (h->mid) {
 	case SDP_MID_SRCAVAIL:
 		/* one at a time, into a stream still open */
-		if (!z->offered || z->reading || rcvd_disconn)
+		if (!z->offered || z->reading || rcvd_disconn || sdp_adv_seen(h, z))
 			return SDP_MIB_UNEXPECTED_MID;
 		if (got != SDP_SRCAVAIL_LEN)
 			return SDP_MIB_BAD_LEN;
@@ -219,10 +239,32 @@ static int sdp_check_zc(const struct sdp_bsdh *h, u32 got, bool rcvd_disconn,
 			return SDP_MIB_UNEXPECTED_MID;
 		if (got != SDP_RDMARDCOMPL_LEN)
 			return SDP_MIB_BAD_LEN;
-		len = sdp_proto_rdmardcompl_get(h);
+		len = sdp_proto_compl_get(h);
 		return len && len <= z->src_left ? 0 : SDP_MIB_BAD_RDMARDCOMPL;
 	case SDP_MID_SENDSM:
 		if (!z->src_left)
+			return SDP_MIB_UNEXPECTED_MID;
+		return got == sizeof(*h) ? 0 : SDP_MIB_BAD_LEN;
+	case SDP_MID_SINKAVAIL:
+		/* one at a time, each answered */
+		if (!z->sink_offered || z->sink_held)
+			return SDP_MIB_UNEXPECTED_MID;
+		if (got != SDP_SRCAVAIL_LEN)
+			return SDP_MIB_BAD_LEN;
+		len = be32_to_cpu(((const struct sdp_srcah *)(h + 1))->len);
+		return len && len <= SDP_SRCAVAIL_MAX ? 0 : SDP_MIB_BAD_SINKAVAIL;
+	case SDP_MID_RDMAWRCOMPL:
+		if (!z->adv_out)
+			return SDP_MIB_UNEXPECTED_MID;
+		if (got != SDP_RDMARDCOMPL_LEN)
+			return SDP_MIB_BAD_LEN;
+		/* bytes that crossed it came first: the peer may write none after */
+		len = sdp_proto_compl_get(h);
+		return len <= z->adv_len && !(len && z->adv_crossed) ? 0 :
+		       SDP_MIB_BAD_RDMAWRCOMPL;
+	case SDP_MID_SINKAVAIL_CANCEL:
+		/* it may cross our RdmaWrCompl: then it asks for nothing */
+		if (!z->sink_offered)
 			return SDP_MIB_UNEXPECTED_MID;
 		return got == sizeof(*h) ? 0 : SDP_MIB_BAD_LEN;
 	default:	/* SDP_MID_SRCAVAIL_CANCEL */
@@ -256,26 +298,30 @@ int sdp_proto_check(const struct sdp_seq *s, const struct sdp_bsdh *h,
 		 * bytes come first), only credit updates.
 		 */
 		if ((rcvd_disconn && (got != sizeof(*h) || h->flags)) ||
-		    (z->reading && got != sizeof(*h)))
+		    (z->reading && got != sizeof(*h)) ||
+		    (sdp_adv_seen(h, z) && got != sizeof(*h)))
 			return SDP_MIB_UNEXPECTED_MID;
 		return 0;
 	case SDP_MID_DISCONN:
 		if (got != sizeof(*h))
 			return SDP_MIB_BAD_LEN;
-		return rcvd_disconn || z->reading ? SDP_MIB_UNEXPECTED_MID : 0;
+		return rcvd_disconn || z->reading || sdp_adv_seen(h, z) ?
+		       SDP_MIB_UNEXPECTED_MID : 0;
 	case SDP_MID_ABORT:
 		return 0;
 	case SDP_MID_SRCAVAIL:
 	case SDP_MID_RDMARDCOMPL:
 	case SDP_MID_SENDSM:
 	case SDP_MID_SRCAVAIL_CANCEL:
+	case SDP_MID_SINKAVAIL:
+	case SDP_MID_RDMAWRCOMPL:
+	case SDP_MID_SINKAVAIL_CANCEL:
 		return sdp_check_zc(h, got, rcvd_disconn, z);
 	case SDP_MID_HELLO:
 	case SDP_MID_HELLO_ACK:
 	case SDP_MID_CHRCVBUF:
 	case SDP_MID_CHRCVBUF_ACK:
-	case SDP_MID_SINKAVAIL:
-		/* Setup's, a resize we never ask for, a SinkAvail we never take. */
+		/* Setup's, and a resize we never ask for. */
 		return SDP_MIB_UNEXPECTED_MID;
 	default:
 		return SDP_MIB_BAD_MID;
@@ -290,7 +336,7 @@ void sdp_seq_received(struct sdp_seq *s, const struct sdp_bsdh *h)
 	s->tx_bufs = be16_to_cpu(h->bufs);
 }
 
-void sdp_proto_srcavail(struct sdp_bsdh *h, u32 len, u32 rkey, u64 vaddr)
+void sdp_proto_avail(struct sdp_bsdh *h, u32 len, u32 rkey, u64 vaddr)
 {
 	struct sdp_srcah *sa = (struct sdp_srcah *)(h + 1);
 
@@ -299,8 +345,8 @@ void sdp_proto_srcavail(struct sdp_bsdh *h, u32 len, u32 rkey, u64 vaddr)
 	sa->vaddr = cpu_to_be64(vaddr);
 }
 
-/* A SrcAvail sdp_proto_check() passed: its length, key and address. */
-u32 sdp_proto_srcavail_get(const struct sdp_bsdh *h, u32 *rkey, u64 *vaddr)
+/* A SrcAvail or SinkAvail sdp_proto_check() passed: its length, key and address. */
+u32 sdp_proto_avail_get(const struct sdp_bsdh *h, u32 *rkey, u64 *vaddr)
 {
 	const struct sdp_srcah *sa = (const struct sdp_srcah *)(h + 1);
 
@@ -309,12 +355,12 @@ u32 sdp_proto_srcavail_get(const struct sdp_bsdh *h, u32 *rkey, u64 *vaddr)
 	return be32_to_cpu(sa->len);
 }
 
-void sdp_proto_rdmardcompl(struct sdp_bsdh *h, u32 len)
+void sdp_proto_compl(struct sdp_bsdh *h, u32 len)
 {
 	((struct sdp_rrch *)(h + 1))->len = cpu_to_be32(len);
 }
 
-u32 sdp_proto_rdmardcompl_get(const struct sdp_bsdh *h)
+u32 sdp_proto_compl_get(const struct sdp_bsdh *h)
 {
 	return be32_to_cpu(((const struct sdp_rrch *)(h + 1))->len);
 }

@@ -51,7 +51,7 @@ struct sdp_seq {
 
 /*
  * Zero-copy: one SrcAvail in flight each way (the adverts a Hello offers),
- * of at most SDP_SRCAVAIL_MAX bytes.
+ * of at most SDP_SRCAVAIL_MAX bytes; one SinkAvail each way, as large.
  */
 #define SDP_ZC_ADVERTS		1
 #define SDP_SRCAVAIL_MAX	(1024 * 1024)
@@ -61,6 +61,12 @@ struct sdp_zc_rules {
 	bool	offered;	/* our Hello offered adverts: SrcAvail may come */
 	bool	reading;	/* its SrcAvail is being read: the stream waits */
 	u32	src_left;	/* bytes of our SrcAvail not reported read; 0: none out */
+	bool	sink_offered;	/* our Hello took SinkAvails: one may come, and its cancel */
+	bool	sink_held;	/* the peer's SinkAvail is unanswered: no other may come */
+	bool	adv_out;	/* our SinkAvail is unanswered: its RdmaWrCompl may come */
+	bool	adv_crossed;	/* ... and stream bytes crossed it: the answer is of none */
+	u32	adv_len;	/* its bytes */
+	u32	adv_mseq;	/* its mseq: once the peer saw it, no stream bytes till the answer */
 };
 
 bool sdp_size_ok(u32 size);
@@ -69,9 +75,9 @@ bool sdp_bufs_ok(u16 bufs);
 /* Connection setup: the CM's private data. */
 u16 sdp_seq_hello(struct sdp_seq *s, u32 posted);
 void sdp_proto_hello(struct sdp_hh *hh, u16 bufs, u32 rcv_size, bool ipv6,
-		     u8 adverts);
+		     u8 adverts, u8 caps);
 void sdp_proto_hello_ack(struct sdp_hah *hah, u16 bufs, u32 rcv_size, u8 ipv_cap,
-			 u8 adverts);
+			 u8 adverts, u8 caps);
 int sdp_proto_check_hello(const void *data, u32 len);
 int sdp_proto_check_hello_ack(const void *data, u32 len);
 void sdp_proto_rej(struct sdp_rej *rej, u8 reason, u32 retry_ms);
@@ -86,14 +92,18 @@ int sdp_proto_check(const struct sdp_seq *s, const struct sdp_bsdh *h,
 		    u32 got, bool imm, bool rcvd_disconn,
 		    const struct sdp_zc_rules *z);
 void sdp_seq_received(struct sdp_seq *s, const struct sdp_bsdh *h);
+bool sdp_proto_stream_bytes(const struct sdp_bsdh *h, u32 got);
 
-/* Zero-copy messages' payloads (after the BSDH), built and read. */
+/*
+ * Zero-copy messages' payloads (after the BSDH), built and read: SrcAvail's
+ * and SinkAvail's (an advert), RdmaRdCompl's and RdmaWrCompl's (a completion).
+ */
 #define SDP_SRCAVAIL_LEN	(sizeof(struct sdp_bsdh) + sizeof(struct sdp_srcah))
 #define SDP_RDMARDCOMPL_LEN	(sizeof(struct sdp_bsdh) + sizeof(struct sdp_rrch))
-void sdp_proto_srcavail(struct sdp_bsdh *h, u32 len, u32 rkey, u64 vaddr);
-u32 sdp_proto_srcavail_get(const struct sdp_bsdh *h, u32 *rkey, u64 *vaddr);
-void sdp_proto_rdmardcompl(struct sdp_bsdh *h, u32 len);
-u32 sdp_proto_rdmardcompl_get(const struct sdp_bsdh *h);
+void sdp_proto_avail(struct sdp_bsdh *h, u32 len, u32 rkey, u64 vaddr);
+u32 sdp_proto_avail_get(const struct sdp_bsdh *h, u32 *rkey, u64 *vaddr);
+void sdp_proto_compl(struct sdp_bsdh *h, u32 len);
+u32 sdp_proto_compl_get(const struct sdp_bsdh *h);
 
 /* Credits the peer has given us now. */
 static inline int sdp_seq_tx_credits(const struct sdp_seq *s)

@@ -180,7 +180,10 @@ struct sdp_tx_slot {
 	bool			done;
 	bool			ctrl;		/* from the control ring */
 	bool			kmem;		/* forced: kernel memory, not the socket's */
+	bool			write;		/* RDMA Written into the peer's SinkAvail, at raddr */
 	u64			stamp;		/* ns: posted at; once done, it took */
+	u64			raddr;
+	u32			rkey;
 };
 
 /* A send buffer kept between messages. */
@@ -224,6 +227,8 @@ enum {
  * one offered, the rest pinned, mapped and queued behind it.
  */
 #define SDP_ZC_QUEUE		4
+/* A connection's zero-copy buffers: its sends', and a reader's (sdp_zr.c). */
+#define SDP_ZBUFS		(SDP_ZC_QUEUE + 1)
 /* The pages of a SrcAvail at its largest, unaligned at both ends. */
 #define SDP_ZC_PAGES		(SDP_SRCAVAIL_MAX / PAGE_SIZE + 1)
 
@@ -238,6 +243,19 @@ enum sdp_zc_state {
 };
 
 struct sdp_zc_bufs;
+
+/*
+ * A buffer's registration for the peer (its MR under a new key) and the
+ * invalidation that ends it, as work requests: a SrcAvail's, a SinkAvail's.
+ */
+struct sdp_zc_reg {
+	bool			registered;	/* the registration is posted */
+	bool			inv_done;
+	u8			reg_status;	/* a failed registration's */
+	u8			inv_status;
+	struct sdp_wr		reg_wr;
+	struct sdp_wr		inv_wr;
+};
 
 /*
  * A zero-copy send's user buffer, pinned, mapped for the device and mapped
@@ -258,6 +276,7 @@ struct sdp_zc_buf {
 	bool			kept;		/* stays for the next send (mni inserted) */
 	bool			stale;		/* its pages are not the address's any more */
 	bool			mapped;		/* the pages are mapped for the device */
+	bool			write;		/* the device writes them: a reader's */
 	struct page		**pages;
 	struct sg_table		sgt;
 	struct ib_device	*ibdev;		/* the mapping's */
@@ -274,17 +293,12 @@ struct sdp_zc_src {
 	u8			state;		/* enum sdp_zc_state */
 	bool			cancel;		/* a SrcAvailCancel is to be sent */
 	bool			ended;		/* the connection ended under it */
-	bool			inv_done;
-	bool			registered;	/* the registration is posted */
-	u8			reg_status;	/* a failed registration's */
-	u8			inv_status;
 	u32			len;		/* bytes offered */
 	u32			acked;		/* of them, read by the peer */
 	u32			copied;		/* of the rest, copied (SDP_ZC_COPY) */
 	struct ubuf_info	*uarg;		/* MSG_ZEROCOPY's notification, or NULL */
 	struct sdp_zc_buf	*buf;		/* its pages and MR (registered once it is the oldest) */
-	struct sdp_wr		reg_wr;
-	struct sdp_wr		inv_wr;
+	struct sdp_zc_reg	reg;
 };
 
 /* The sink side: a peer's SrcAvail being read. */
@@ -302,6 +316,45 @@ struct sdp_zc_sink {
 	u32			rd_head;	/* next read slot */
 	u32			rd_tail;	/* oldest in flight */
 	struct sdp_rx_slot	*rd;		/* SDP_ZC_SLOTS, from the first SrcAvail */
+};
+
+/* Our SinkAvail's life (sdp_zr.c). */
+enum sdp_zr_state {
+	SDP_ZR_IDLE,
+	SDP_ZR_QUEUED,		/* mapped; registration and SinkAvail to go */
+	SDP_ZR_OUT,		/* the peer may write */
+	SDP_ZR_INV,		/* answered or withdrawn: the registration is being invalidated */
+	SDP_ZR_DONE,		/* no one can write: the reader takes its pages back */
+};
+
+/*
+ * A reader's buffer offered by SinkAvail, from sdp_conn_zr_recv() to
+ * sdp_conn_zr_end() (the reader's own call: kept outside the resources).
+ */
+struct sdp_zr_adv {
+	u8			state;		/* enum sdp_zr_state */
+	bool			cancel;		/* a SinkAvailCancel is to be sent */
+	bool			crossed;	/* stream bytes crossed it: the answer is of none */
+	bool			ended;		/* the connection ended under it */
+	u32			len;		/* bytes offered */
+	u32			got;		/* of them, written, as the answer says */
+	u32			mseq;		/* our SinkAvail's */
+	struct sdp_zc_buf	*buf;
+	struct sdp_zc_reg	reg;
+};
+
+/*
+ * The peer's SinkAvail: taken (held), the stream's next bytes are RDMA
+ * Written into it from send slots (write), then one RdmaWrCompl says how
+ * many; declined, that answer says none at once.
+ */
+struct sdp_zr_peer {
+	bool			held;		/* our bytes go into it */
+	bool			answer_due;	/* RdmaWrCompl once the writes before are posted */
+	u32			len;
+	u32			rkey;
+	u64			vaddr;
+	u32			filled;		/* bytes put in send slots for it */
 };
 
 /*
@@ -355,6 +408,8 @@ struct sdp_conn {
 	u32			zs_bytes;	/* pinned in them */
 	/* their buffers (sdp_zbuf.c), from the first zero-copy send: idle connections pay none */
 	struct sdp_zc_bufs	*zbufs;
+	/* our reader's SinkAvail */
+	struct sdp_zr_adv	zr;
 
 	/* RDMA resources, from sdp_conn_setup() to sdp_conn_release() */
 	struct_group(res,
@@ -412,6 +467,10 @@ struct sdp_conn {
 		u8			rd_in;		/* RDMA Reads of ours in flight at once */
 		u8			rd_out;		/* ours of the peer's */
 		struct sdp_zc_sink	zsink;
+		/* zero-copy receive: we write into the peer's SinkAvails; it into ours */
+		bool			zr_offered;
+		bool			zr_peer;
+		struct sdp_zr_peer	zpeer;
 	);
 };
 
@@ -435,10 +494,19 @@ static inline u8 sdp_zc_state(const struct sdp_conn *c)
 	return READ_ONCE(c->zsrc[READ_ONCE(c->zs_head) % SDP_ZC_QUEUE].state);
 }
 
-/* Send queue entries zero-copy may take: the reads, a registration, its invalidation. */
+/*
+ * Send queue entries zero-copy may take: the reads, a registration and its
+ * invalidation, and a SinkAvail's two.
+ */
 static inline u32 sdp_zc_wrs(const struct sdp_dev *sdev)
 {
-	return SDP_ZC_READS * sdp_read_wrs(sdev) + 2;
+	return SDP_ZC_READS * sdp_read_wrs(sdev) + 4;
+}
+
+/* The peer's SinkAvail is taken and has room: the next bytes are written there. */
+static inline bool sdp_zr_filling(const struct sdp_conn *c)
+{
+	return c->zpeer.held && !c->zpeer.answer_due && c->zpeer.filled < c->zpeer.len;
 }
 
 /* Where reading stands in the stream: bytes received less those unread. */
@@ -477,6 +545,8 @@ extern const struct sdp_upcalls *sdp_up;
 void sdp_cq_mark(struct ib_cq *cq, struct sdp_conn *c);
 int sdp_post_recv(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len);
 int sdp_post_send(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len);
+int sdp_post_write(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len,
+		   u64 raddr, u32 rkey);
 int sdp_post_read(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len,
 		  u64 raddr, u32 rkey);
 int sdp_post_reg(struct sdp_conn *c, struct sdp_wr *wr, struct ib_mr *mr, int access);
@@ -556,7 +626,9 @@ void sdp_mr_put(struct sdp_dev *sdev, struct ib_mr *mr);
 
 /* sdp_zc.c */
 void sdp_zbuf_exit(struct sdp_conn *c);
-struct sdp_zc_buf *sdp_zbuf_get(struct sdp_conn *c, unsigned long addr, u32 len, bool async);
+struct sdp_zc_buf *sdp_zbuf_get(struct sdp_conn *c, unsigned long addr, u32 len, bool async,
+				bool write);
+void sdp_zbuf_written(struct sdp_zc_buf *b);
 void sdp_zbuf_put(struct sdp_conn *c, struct sdp_zc_buf *b, bool keep);
 void sdp_zbuf_revoke(struct sdp_conn *c, struct sdp_zc_buf *b);
 void sdp_zbuf_shed_all(struct sdp_conn *c);
@@ -575,6 +647,24 @@ void sdp_zc_rdmardcompl(struct sdp_conn *c, u32 len);
 void sdp_zc_sendsm(struct sdp_conn *c);
 void sdp_zc_cancelled(struct sdp_conn *c);
 int sdp_zc_read_more(struct sdp_conn *c, gfp_t gfp);
+void sdp_zc_wake(struct sock *sk);
+void sdp_zc_new_key(struct ib_mr *mr);
+bool sdp_zc_may_register(const struct sdp_conn *c);
+void sdp_zc_reg_init(struct sdp_zc_reg *r, struct sdp_conn *c);
+int sdp_zc_reg_post(struct sdp_conn *c, struct sdp_zc_reg *r, struct ib_mr *mr, int access);
+int sdp_zc_reg_inv(struct sdp_conn *c, struct sdp_zc_reg *r, struct ib_mr *mr);
+int sdp_zc_reg_reap(struct sdp_conn *c, struct sdp_zc_reg *r, bool inv);
+/* zero-copy receive (sdp_zr.c) */
+void sdp_zr_init(struct sdp_conn *c);
+void sdp_zr_rules(const struct sdp_conn *c, struct sdp_zc_rules *z);
+void sdp_zr_sinkavail(struct sdp_conn *c, const struct sdp_bsdh *h);
+void sdp_zr_sinkavail_cancel(struct sdp_conn *c);
+void sdp_zr_wrcompl(struct sdp_conn *c, u32 len);
+void sdp_zr_crossed(struct sdp_conn *c);
+int sdp_zr_push(struct sdp_conn *c);
+int sdp_zr_answer(struct sdp_conn *c);
+void sdp_zr_reap(struct sdp_conn *c);
+void sdp_zr_revoke(struct sdp_conn *c);
 void sdp_zc_rd_free(struct sdp_conn *c, struct sdp_rx_slot *slot);
 
 #endif /* _NET_SDP_RDMA_H */

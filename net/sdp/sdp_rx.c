@@ -235,7 +235,7 @@ static int sdp_rx_srcavail(struct sdp_conn *c, struct sdp_rx_slot *slot,
 static int sdp_rx_rdmardcompl(struct sdp_conn *c, struct sdp_rx_slot *slot,
 			      const struct sdp_bsdh *h)
 {
-	sdp_zc_rdmardcompl(c, sdp_proto_rdmardcompl_get(h));
+	sdp_zc_rdmardcompl(c, sdp_proto_compl_get(h));
 	return SDP_RX_REPOST;
 }
 
@@ -253,6 +253,28 @@ static int sdp_rx_srcavail_cancel(struct sdp_conn *c, struct sdp_rx_slot *slot,
 	return SDP_RX_REPOST;
 }
 
+/* The peer offers its reader's buffer (sdp_zr.c). */
+static int sdp_rx_sinkavail(struct sdp_conn *c, struct sdp_rx_slot *slot,
+			    const struct sdp_bsdh *h)
+{
+	sdp_zr_sinkavail(c, h);
+	return SDP_RX_REPOST;
+}
+
+static int sdp_rx_rdmawrcompl(struct sdp_conn *c, struct sdp_rx_slot *slot,
+			      const struct sdp_bsdh *h)
+{
+	sdp_zr_wrcompl(c, sdp_proto_compl_get(h));
+	return SDP_RX_REPOST;
+}
+
+static int sdp_rx_sinkavail_cancel(struct sdp_conn *c, struct sdp_rx_slot *slot,
+				   const struct sdp_bsdh *h)
+{
+	sdp_zr_sinkavail_cancel(c);
+	return SDP_RX_REPOST;
+}
+
 /*
  * The messages sdp_proto_check() lets through, by id: one small handler
  * each. An id it passes that has none here is counted as unexpected.
@@ -266,6 +288,9 @@ static int (*const sdp_rx_handlers[256])(struct sdp_conn *c, struct sdp_rx_slot 
 	[SDP_MID_RDMARDCOMPL]	= sdp_rx_rdmardcompl,
 	[SDP_MID_SENDSM]	= sdp_rx_sendsm,
 	[SDP_MID_SRCAVAIL_CANCEL] = sdp_rx_srcavail_cancel,
+	[SDP_MID_SINKAVAIL]	= sdp_rx_sinkavail,
+	[SDP_MID_RDMAWRCOMPL]	= sdp_rx_rdmawrcompl,
+	[SDP_MID_SINKAVAIL_CANCEL] = sdp_rx_sinkavail_cancel,
 };
 
 /* Handle one message; returns false when the connection ended. */
@@ -292,6 +317,9 @@ static bool sdp_rx_one(struct sdp_conn *c, struct sdp_rx_slot *slot)
 	if (mib)
 		return sdp_rx_fail(c, slot, ECONNRESET, mib) != SDP_RX_END;
 	sdp_seq_received(&c->seq, h);
+	/* (the check let them through: sent before the peer saw our SinkAvail) */
+	if (z.adv_out && sdp_proto_stream_bytes(h, slot->len))
+		sdp_zr_crossed(c);
 	c->rx_stamp = jiffies;
 	c->v.stats.rx_msgs++;
 	SDP_INC_STATS(sock_net(sk), SDP_MIB_RX_MSGS);

@@ -23,7 +23,10 @@ struct sdp_stats_sock {
 	u64	tx_credit_updates;
 	u64	zc_tx_bytes;
 	u64	zc_rx_bytes;
+	u64	zw_tx_bytes;
+	u64	zw_rx_bytes;
 	u32	zc_reads;
+	u32	zw_writes;
 };
 
 /* Per CPU, in the socket's namespace (sdp_net() is in sdp.h). */

@@ -123,6 +123,33 @@ static int sdp_credit_update(const struct sdp_conn *c)
 	return SDP_CREDITS_LATER;
 }
 
+/* A send buffer was posted: its bytes are on their way. */
+static void sdp_tx_posted(struct sdp_conn *c, struct sdp_tx_slot *s)
+{
+	u32 payload = s->len - SDP_HDR;
+
+	c->tx_unposted_bytes -= payload;
+	c->tx_post++;
+	c->v.stats.tx_bytes += payload;
+	SDP_ADD_STATS(sock_net(c->sk), SDP_MIB_TX_BYTES, payload);
+}
+
+/* A buffer for the peer's SinkAvail: its bytes RDMA Written there, not sent. */
+static int sdp_tx_write_slot(struct sdp_conn *c, struct sdp_tx_slot *s)
+{
+	int err;
+
+	s->done = false;
+	s->stamp = ktime_get_ns();
+	err = sdp_post_write(c, &s->wr, s->dma + SDP_HDR, s->len - SDP_HDR, s->raddr, s->rkey);
+	if (err)
+		return err;
+	c->v.stats.zw_tx_bytes += s->len - SDP_HDR;
+	c->v.stats.zw_writes++;
+	sdp_tx_posted(c, s);
+	return 0;
+}
+
 /* A partly filled buffer may go: TCP_NODELAY, or nothing in flight (Nagle). */
 static bool sdp_partial_ok(const struct sdp_conn *c)
 {
@@ -140,7 +167,6 @@ void sdp_tx_push(struct sdp_conn *c, bool force)
 {
 	struct sock *sk = c->sk;
 	struct sdp_tx_slot *s;
-	u32 payload;
 
 	if (!c->v.live || !c->started || test_bit(SDP_C_CM_GONE, &c->flags) ||
 	    sk->sk_state == TCP_CLOSE)
@@ -148,9 +174,29 @@ void sdp_tx_push(struct sdp_conn *c, bool force)
 	/* DisConn, and a SrcAvail, go after all the data before them */
 	if (test_bit(SDP_C_SEND_DISCONN, &c->flags) || sdp_zc_state(c) == SDP_ZC_QUEUED)
 		force = true;
+	/* ... and the peer's SinkAvail is answered with what it has */
+	if (force && c->zpeer.held)
+		c->zpeer.answer_due = true;
 
-	while (c->tx_post != c->tx_head) {
+	for (;;) {
+		/* the answer to the peer's SinkAvail, once the writes into it are posted */
+		if (sdp_zr_answer(c))
+			goto err;
+		if (c->tx_post == c->tx_head)
+			break;
 		s = &c->tx[c->tx_post % c->tx_count];
+		if (s->write) {
+			/* a partial one waits for more, till the answer is due */
+			if (c->tx_post + 1 == c->tx_head && s->len < c->snd_size &&
+			    !c->zpeer.answer_due)
+				break;
+			if (sdp_tx_write_slot(c, s))
+				goto err;
+			continue;
+		}
+		/* Data comes after the SinkAvail's bytes: its answer first */
+		if (c->zpeer.held || c->zpeer.answer_due)
+			break;
 		/* Urgent data goes past Nagle and corking, as TCP's. */
 		if (c->tx_post + 1 == c->tx_head && s->len < c->snd_size &&
 		    !force && !s->oob && !sdp_partial_ok(c)) {
@@ -171,13 +217,9 @@ void sdp_tx_push(struct sdp_conn *c, bool force)
 		}
 		if (sdp_tx_send(c, s, SDP_MID_DATA))
 			goto err;
-		payload = s->len - SDP_HDR;
-		c->tx_unposted_bytes -= payload;
-		c->tx_post++;
+		sdp_tx_posted(c, s);
 		if (c->tx_post == c->tx_urg)
 			c->tx_urg_pend = false;
-		c->v.stats.tx_bytes += payload;
-		SDP_ADD_STATS(sock_net(sk), SDP_MIB_TX_BYTES, payload);
 	}
 	/*
 	 * Urgent data that credits hold back is announced at once, as TCP's
@@ -190,11 +232,12 @@ void sdp_tx_push(struct sdp_conn *c, bool force)
 		c->tx_urg_pend = false;
 	}
 
-	if (sdp_zc_push(c))
+	if (sdp_zc_push(c) || sdp_zr_push(c))
 		goto err;
 
 	if (test_bit(SDP_C_SEND_DISCONN, &c->flags) && !sdp_zc_holds(c) &&
-	    c->tx_post == c->tx_head && sdp_tx_ctrl_ok(c)) {
+	    c->tx_post == c->tx_head && !c->zpeer.held && !c->zpeer.answer_due &&
+	    sdp_tx_ctrl_ok(c)) {
 		if (sdp_post_ctrl(c, SDP_MID_DISCONN, 0, SDP_HDR))
 			goto err;
 		clear_bit(SDP_C_SEND_DISCONN, &c->flags);
@@ -451,6 +494,7 @@ static struct sdp_tx_slot *sdp_tx_fill_slot(struct sdp_conn *c, gfp_t gfp, int *
 {
 	struct sock *sk = c->sk;
 	struct sdp_tx_slot *s;
+	bool write = sdp_zr_filling(c);
 
 	*err = 0;
 	/* our SrcAvail holds the stream (its sender waits till it is read) */
@@ -458,7 +502,7 @@ static struct sdp_tx_slot *sdp_tx_fill_slot(struct sdp_conn *c, gfp_t gfp, int *
 		return NULL;
 	if (c->tx_head != c->tx_post) {
 		s = &c->tx[(c->tx_head - 1) % c->tx_count];
-		if (s->len < c->snd_size && !s->oob)
+		if (s->len < c->snd_size && !s->oob && s->write == write)
 			return s;
 	}
 	if (c->tx_head - c->tx_tail >= c->tx_count || !sk_stream_memory_free(sk))
@@ -478,6 +522,10 @@ static struct sdp_tx_slot *sdp_tx_fill_slot(struct sdp_conn *c, gfp_t gfp, int *
 	sk_wmem_queued_add(sk, c->snd_size);
 	s->len = SDP_HDR;
 	s->oob = 0;
+	/* written into the peer's SinkAvail, after the bytes before */
+	s->write = write;
+	s->raddr = c->zpeer.vaddr + c->zpeer.filled;
+	s->rkey = c->zpeer.rkey;
 	return s;
 }
 
@@ -515,9 +563,13 @@ static void sdp_mark_urg(struct sdp_conn *c)
 int sdp_tx_write(struct sdp_conn *c, struct msghdr *msg, int flags,
 		 size_t *copied, gfp_t gfp)
 {
+	struct sdp_zr_peer *p = &c->zpeer;
 	struct sdp_tx_slot *s;
 	int err = 0;
 
+	/* urgent data ends the peer's SinkAvail: Data carries it */
+	if ((flags & MSG_OOB) && p->held)
+		p->answer_due = true;
 	while (msg_data_left(msg)) {
 		size_t n, got;
 
@@ -530,14 +582,23 @@ int sdp_tx_write(struct sdp_conn *c, struct msghdr *msg, int flags,
 			return -EAGAIN;
 		}
 		n = min_t(size_t, msg_data_left(msg), c->snd_size - s->len);
+		if (s->write)
+			n = min(n, p->len - p->filled);
 		got = copy_from_iter(s->buf + s->len, n, &msg->msg_iter);
 		s->len += got;
 		c->tx_unposted_bytes += got;
 		c->tx_queued_bytes += got;
 		*copied += got;
+		if (s->write) {
+			p->filled += got;
+			/* full: answered once its writes are posted */
+			if (p->filled == p->len)
+				p->answer_due = true;
+		}
 		if (got != n)
 			return -EFAULT;
-		if (s->len == c->snd_size && (msg_data_left(msg) || !(flags & MSG_OOB)))
+		if ((s->len == c->snd_size || (s->write && p->answer_due)) &&
+		    (msg_data_left(msg) || !(flags & MSG_OOB)))
 			sdp_tx_push(c, false);
 	}
 	return 0;
@@ -565,6 +626,9 @@ void sdp_conn_sent(struct sdp_conn *c, int flags)
 		set_bit(SDP_C_MORE, &c->flags);
 	else
 		clear_bit(SDP_C_MORE, &c->flags);
+	/* the peer's reader gets what this send wrote, as TCP's push */
+	if (c->zpeer.held && !(flags & MSG_MORE) && !c->cork)
+		c->zpeer.answer_due = true;
 	if (flags & MSG_OOB)
 		sdp_mark_urg(c);
 	sdp_tx_push(c, false);

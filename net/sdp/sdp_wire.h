@@ -26,8 +26,10 @@ enum sdp_mid {
 	SDP_MID_DISCONN		= 0x02,
 	SDP_MID_ABORT		= 0x03,
 	SDP_MID_SENDSM		= 0x04,
+	SDP_MID_RDMAWRCOMPL	= 0x05,
 	SDP_MID_RDMARDCOMPL	= 0x06,
 	SDP_MID_SRCAVAIL_CANCEL	= 0x08,
+	SDP_MID_SINKAVAIL_CANCEL = 0x09,
 	SDP_MID_CHRCVBUF	= 0x0B,
 	SDP_MID_CHRCVBUF_ACK	= 0x0C,
 	SDP_MID_SINKAVAIL	= 0xFD,
@@ -47,6 +49,12 @@ enum sdp_mid {
 #define SDP_IPV_CAP_IPV6	0x60
 
 /*
+ * caps (IBTA: reserved, so 0 from other SDPs): ours. SINKAVAIL: the sender
+ * takes SinkAvails, writes our bytes into them and answers each.
+ */
+#define SDP_CAP_SINKAVAIL	0x01
+
+/*
  * Hello (HH): the CM REQ private data. The IBTA Hello continues with the
  * port and both IP addresses; rdma_cm already carries those in its own
  * header, which leaves only 56 bytes of private data, so they are omitted.
@@ -55,7 +63,7 @@ struct sdp_hh {
 	struct sdp_bsdh	bsdh;
 	u8	majv_minv;
 	u8	ipv_cap;
-	u8	rsvd1;
+	u8	caps;		/* SDP_CAP_* */
 	u8	max_adverts;	/* SrcAvail/SinkAvail adverts we accept */
 	__be32	desremrcvsz;	/* receive buffer size we wish the peer used */
 	__be32	localrcvsz;	/* our receive buffer size */
@@ -66,7 +74,7 @@ struct sdp_hah {
 	struct sdp_bsdh	bsdh;
 	u8	majv_minv;
 	u8	ipv_cap;
-	u8	rsvd1;
+	u8	caps;		/* SDP_CAP_* */
 	u8	ext_max_adverts;
 	__be32	actrcvsz;	/* the passive side's receive buffer size */
 } __packed;
@@ -75,6 +83,9 @@ struct sdp_hah {
  * SrcAvail payload: the source's buffer, registered for the sink to RDMA
  * Read. The sink answers RdmaRdCompl with the bytes it read, or SendSM
  * when it reads no more of it (after SrcAvailCancel, or by its choice).
+ * SinkAvail's too: the sink's buffer, registered for the source to RDMA
+ * Write the stream's next bytes into; the source answers each with one
+ * RdmaWrCompl, of the bytes it wrote (0: none, it declined).
  */
 struct sdp_srcah {
 	__be32	len;
@@ -82,9 +93,9 @@ struct sdp_srcah {
 	__be64	vaddr;
 } __packed;
 
-/* RdmaRdCompl payload. */
+/* RdmaRdCompl and RdmaWrCompl payload. */
 struct sdp_rrch {
-	__be32	len;		/* bytes of the current SrcAvail read */
+	__be32	len;		/* bytes of the current SrcAvail read, SinkAvail written */
 } __packed;
 
 /* ChRcvBuf / ChRcvBufAck payload. */

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Sockets Direct Protocol: the user buffers of a connection's zero-copy
- * sends, pinned, mapped for the device and mapped into an MR. A blocking
- * send's buffer is kept for the next send of the same bytes (LibRIPC's
- * registration cache): a program that sends from one buffer again pays
- * for none of that, only for the registration, which still lives one
- * send (the peer reads the buffer only while a SrcAvail offers it).
+ * sends and receives, pinned, mapped for the device and mapped into an MR.
+ * A blocking send's buffer is kept for the next send of the same bytes
+ * (LibRIPC's registration cache), and a reader's for the next receive into
+ * them: a program that sends from one buffer again, or reads into one
+ * again, pays for none of that, only for the registration, which still
+ * lives one send or receive (the peer reads or writes the buffer only while
+ * a SrcAvail or SinkAvail offers it).
  *
  * An MMU interval notifier says when the address no longer maps those
  * pages (munmap, mremap, fork's copy-on-write, madvise, exit): the buffer
@@ -39,7 +41,7 @@ struct sdp_zc_bufs {
 	struct mutex		lock;		/* which are kept, and which a send takes */
 	spinlock_t		seq_lock;	/* the notifiers' sequence numbers */
 	struct delayed_work	gc;		/* drops the stale (not from their notifier), the unused */
-	struct sdp_zc_buf	b[SDP_ZC_QUEUE];
+	struct sdp_zc_buf	b[SDP_ZBUFS];
 };
 
 #ifdef CONFIG_MMU_NOTIFIER
@@ -102,22 +104,31 @@ static void sdp_zbuf_unwatch(struct sdp_zc_buf *b)
 }
 #endif
 
+static enum dma_data_direction sdp_zbuf_dir(const struct sdp_zc_buf *b)
+{
+	return b->write ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
+}
+
 /* The device's part: the mapping, and the MR back to the device's pool (no registration in it). */
 static void sdp_zbuf_undma(struct sdp_conn *c, struct sdp_zc_buf *b)
 {
 	if (b->mapped)
-		ib_dma_unmap_sgtable_attrs(b->ibdev, &b->sgt, DMA_TO_DEVICE, 0);
+		ib_dma_unmap_sgtable_attrs(b->ibdev, &b->sgt, sdp_zbuf_dir(b), 0);
 	b->mapped = false;
 	if (b->mr)
 		sdp_mr_put(c->sdev, b->mr);
 	b->mr = NULL;
 }
 
-/* The pages go back (in any context: a MSG_ZEROCOPY send's end is the engine's). */
+/*
+ * The pages go back (in any context: a MSG_ZEROCOPY send's end is the
+ * engine's; a reader's, which the device wrote, are dirty, in process
+ * context).
+ */
 static void sdp_zbuf_unpin(struct sdp_zc_buf *b)
 {
 	if (b->npages)
-		unpin_user_pages(b->pages, b->npages);
+		unpin_user_pages_dirty_lock(b->pages, b->npages, b->write);
 	sg_free_table(&b->sgt);
 	kvfree(b->pages);
 	b->pages = NULL;
@@ -155,7 +166,7 @@ static bool sdp_zbuf_drop_stale(struct sdp_conn *c, bool aged)
 	bool left = false;
 	u32 i;
 
-	for (i = 0; i < SDP_ZC_QUEUE; i++) {
+	for (i = 0; i < SDP_ZBUFS; i++) {
 		struct sdp_zc_buf *b = &c->zbufs->b[i];
 
 		if (!b->kept || smp_load_acquire(&b->busy))
@@ -191,7 +202,7 @@ static bool sdp_zbuf_shed(struct sdp_conn *c, struct mm_struct *mm)
 	bool shed = false;
 	u32 i;
 
-	for (i = 0; i < SDP_ZC_QUEUE; i++) {
+	for (i = 0; i < SDP_ZBUFS; i++) {
 		struct sdp_zc_buf *b = &c->zbufs->b[i];
 
 		if (b->pages && !smp_load_acquire(&b->busy) && (!mm || b->mm == mm)) {
@@ -257,19 +268,21 @@ static int sdp_zbuf_mr(struct sdp_conn *c, struct sdp_zc_buf *b)
 }
 
 /*
- * Pin @len bytes at @addr (into @b, empty), map them for the device and
- * into an MR. A blocking send's count in its mm's pinned_vm till they go
- * back, and are kept if the mm has room; MSG_ZEROCOPY's (@async), which
- * may go back in the engine, away from their process, are counted by
- * their notification against the same RLIMIT_MEMLOCK, as TCP's
+ * Pin @len bytes at @addr (into @b, empty), for the device to write (a
+ * reader's) or read, map them for the device and into an MR. A blocking
+ * send's or a reader's count in its mm's pinned_vm till they go back, and
+ * are kept if the mm has room; MSG_ZEROCOPY's (@async), which may go back
+ * in the engine, away from their process, are counted by their
+ * notification against the same RLIMIT_MEMLOCK, as TCP's
  * (msg_zerocopy_realloc()).
  */
 static int sdp_zbuf_pin(struct sdp_conn *c, struct sdp_zc_buf *b, unsigned long addr,
-			u32 len, bool async)
+			u32 len, bool async, bool write)
 {
 	struct ib_device *ibdev = c->sdev->ibdev;
 	u32 off = offset_in_page(addr);
 	u32 npages = DIV_ROUND_UP(off + len, PAGE_SIZE);
+	unsigned int gup = write ? FOLL_WRITE : 0;
 	unsigned long seq = 0;
 	bool keep = false;
 	int n;
@@ -286,13 +299,14 @@ static int sdp_zbuf_pin(struct sdp_conn *c, struct sdp_zc_buf *b, unsigned long 
 		goto fail;
 	/* watched before pinned: a change meanwhile makes it stale */
 	b->kept = keep && sdp_zbuf_watch(b, addr - off, (unsigned long)npages << PAGE_SHIFT, &seq);
-	n = pin_user_pages_fast(addr - off, npages, b->kept ? FOLL_LONGTERM : 0, b->pages);
+	b->write = write;
+	n = pin_user_pages_fast(addr - off, npages, gup | (b->kept ? FOLL_LONGTERM : 0), b->pages);
 	if (n != npages && b->kept) {
 		/* (pages that cannot be pinned for long, fsdax, unmovable: pinned for the send) */
 		if (n > 0)
 			unpin_user_pages(b->pages, n);
 		sdp_zbuf_unkeep(b);
-		n = pin_user_pages_fast(addr - off, npages, 0, b->pages);
+		n = pin_user_pages_fast(addr - off, npages, gup, b->pages);
 	}
 	if (n > 0)
 		b->npages = n;
@@ -301,7 +315,7 @@ static int sdp_zbuf_pin(struct sdp_conn *c, struct sdp_zc_buf *b, unsigned long 
 	if (sg_alloc_table_from_pages(&b->sgt, b->pages, npages, off, len, GFP_KERNEL))
 		goto fail;
 	/* (an IOMMU may merge the pages: sgt.nents says into how many) */
-	if (ib_dma_map_sgtable_attrs(ibdev, &b->sgt, DMA_TO_DEVICE, 0))
+	if (ib_dma_map_sgtable_attrs(ibdev, &b->sgt, sdp_zbuf_dir(b), 0))
 		goto fail;
 	b->ibdev = ibdev;
 	b->mapped = true;
@@ -331,29 +345,42 @@ static int sdp_zbuf_alloc(struct sdp_conn *c)
 	mutex_init(&set->lock);
 	spin_lock_init(&set->seq_lock);
 	INIT_DELAYED_WORK(&set->gc, sdp_zbuf_gc);
-	for (i = 0; i < SDP_ZC_QUEUE; i++)
+	for (i = 0; i < SDP_ZBUFS; i++)
 		set->b[i].set = set;
 	c->zbufs = set;
 	return 0;
 }
 
-/* What the CPU wrote since the pages were mapped, seen by the device. */
+/*
+ * A kept buffer lent again: what the CPU wrote since the pages were
+ * mapped seen by the device, or (a reader's) no line of them cached over
+ * what the device will write.
+ */
 static void sdp_zbuf_sync(struct sdp_zc_buf *b)
 {
 	if (!ib_uses_virt_dma(b->ibdev))
-		dma_sync_sgtable_for_device(b->ibdev->dma_device, &b->sgt, DMA_TO_DEVICE);
+		dma_sync_sgtable_for_device(b->ibdev->dma_device, &b->sgt, sdp_zbuf_dir(b));
+}
+
+/* A reader's buffer the device wrote, for the CPU to read (before it is put back). */
+void sdp_zbuf_written(struct sdp_zc_buf *b)
+{
+	if (b->mapped && !ib_uses_virt_dma(b->ibdev))
+		dma_sync_sgtable_for_cpu(b->ibdev->dma_device, &b->sgt, DMA_FROM_DEVICE);
 }
 
 /*
- * The buffer of a send of @len bytes at @addr of current's memory (in
- * sendmsg(), under the socket's lock): a kept one of the same bytes
- * (ZcopyCacheHits), or made in the least recently used of those no send
- * holds. There is one: sends queued are fewer than the buffers. The stale
- * go first, their MRs back to the device for this one (the work item may
- * not have run yet). NULL: the bytes cannot be pinned or mapped, and are
- * copied.
+ * The buffer of a send of @len bytes at @addr of current's memory, or
+ * (@write) of a receive into them (in sendmsg() or recvmsg(), under the
+ * socket's lock): a kept one of the same bytes, the same way
+ * (ZcopyCacheHits), or made in the least recently used of those no one
+ * holds. There is one: sends queued are fewer than the buffers, and a
+ * connection has one reader's at a time. The stale go first, their MRs
+ * back to the device for this one (the work item may not have run yet).
+ * NULL: the bytes cannot be pinned or mapped, and are copied.
  */
-struct sdp_zc_buf *sdp_zbuf_get(struct sdp_conn *c, unsigned long addr, u32 len, bool async)
+struct sdp_zc_buf *sdp_zbuf_get(struct sdp_conn *c, unsigned long addr, u32 len, bool async,
+				bool write)
 {
 	struct sdp_zc_buf *b, *lru = NULL;
 	u32 i;
@@ -362,12 +389,12 @@ struct sdp_zc_buf *sdp_zbuf_get(struct sdp_conn *c, unsigned long addr, u32 len,
 		return NULL;
 	mutex_lock(&c->zbufs->lock);
 	sdp_zbuf_drop_stale(c, false);
-	for (i = 0; i < SDP_ZC_QUEUE; i++) {
+	for (i = 0; i < SDP_ZBUFS; i++) {
 		b = &c->zbufs->b[i];
 		if (smp_load_acquire(&b->busy))
 			continue;
 		if (!async && b->kept && !READ_ONCE(b->stale) && b->mm == current->mm &&
-		    b->addr == addr && b->len == len) {
+		    b->addr == addr && b->len == len && b->write == write) {
 			sdp_zbuf_sync(b);
 			SDP_INC_STATS(sock_net(c->sk), SDP_MIB_ZC_CACHE_HITS);
 			goto lend;
@@ -380,7 +407,7 @@ struct sdp_zc_buf *sdp_zbuf_get(struct sdp_conn *c, unsigned long addr, u32 len,
 		goto none;
 	if (b->pages)
 		sdp_zbuf_drop(c, b);
-	if (sdp_zbuf_pin(c, b, addr, len, async))
+	if (sdp_zbuf_pin(c, b, addr, len, async, write))
 		goto none;
 	if (!async)
 		SDP_INC_STATS(sock_net(c->sk), SDP_MIB_ZC_CACHE_MISSES);
@@ -439,7 +466,7 @@ void sdp_zbuf_release(struct sdp_conn *c)
 	if (!c->zbufs)
 		return;
 	mutex_lock(&c->zbufs->lock);
-	for (i = 0; i < SDP_ZC_QUEUE; i++) {
+	for (i = 0; i < SDP_ZBUFS; i++) {
 		struct sdp_zc_buf *b = &c->zbufs->b[i];
 
 		if (!b->pages)
@@ -467,7 +494,7 @@ void sdp_zbuf_exit(struct sdp_conn *c)
 	if (!c->zbufs)
 		return;
 	/* (one left: its notifier may still fire, so the set is leaked, not freed) */
-	for (i = 0; i < SDP_ZC_QUEUE; i++)
+	for (i = 0; i < SDP_ZBUFS; i++)
 		if (WARN_ON_ONCE(c->zbufs->b[i].pages || c->zbufs->b[i].kept))
 			return;
 	mutex_destroy(&c->zbufs->lock);

@@ -41,6 +41,7 @@ void sdp_zc_rules(const struct sdp_conn *c, struct sdp_zc_rules *z)
 	z->offered = c->zc_offered;
 	z->reading = c->zsink.reading;
 	z->src_left = src->state == SDP_ZC_OUT ? src->len - src->acked : 0;
+	sdp_zr_rules(c, z);
 }
 
 /* Our SrcAvail holds the stream: no new data is taken, nor DisConn sent. */
@@ -63,9 +64,10 @@ bool sdp_zc_holds(const struct sdp_conn *c)
 /*
  * Senders sleep on the socket's wait queue: a blocking one till its send
  * is over (sdp_conn_zc_busy()), uninterruptibly once it has cancelled; a
- * MSG_ZEROCOPY one till there is room (sdp_conn_zc_room()).
+ * MSG_ZEROCOPY one till there is room (sdp_conn_zc_room()); a reader till
+ * its SinkAvail is over (sdp_conn_zr_busy()).
  */
-static void sdp_zc_wake(struct sock *sk)
+void sdp_zc_wake(struct sock *sk)
 {
 	struct socket_wq *wq;
 
@@ -203,7 +205,7 @@ int sdp_zc_srcavail(struct sdp_conn *c, const struct sdp_bsdh *h)
 {
 	struct sdp_zc_sink *k = &c->zsink;
 
-	k->len = sdp_proto_srcavail_get(h, &k->rkey, &k->vaddr);
+	k->len = sdp_proto_avail_get(h, &k->rkey, &k->vaddr);
 	k->posted = 0;
 	k->got = 0;
 	k->cancel = false;
@@ -299,7 +301,7 @@ static void sdp_zc_sink_reap(struct sdp_conn *c)
  * its own QP; every wrong guess costs it its connection. And the key of a
  * send before, on the same MR, names nothing.
  */
-static void sdp_zc_new_key(struct ib_mr *mr)
+void sdp_zc_new_key(struct ib_mr *mr)
 {
 	u8 key = get_random_u8();
 
@@ -313,10 +315,10 @@ static void sdp_zc_new_key(struct ib_mr *mr)
 static void sdp_zc_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct sdp_wr *wr = sdp_wr_of(wc);
-	struct sdp_zc_src *z = container_of(wr, struct sdp_zc_src, reg_wr);
+	struct sdp_zc_reg *r = container_of(wr, struct sdp_zc_reg, reg_wr);
 
 	if (wc->status != IB_WC_SUCCESS) {
-		WRITE_ONCE(z->reg_status, wc->status);
+		WRITE_ONCE(r->reg_status, wc->status);
 		sdp_cq_mark(cq, wr->conn);
 	}
 }
@@ -324,11 +326,62 @@ static void sdp_zc_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 static void sdp_zc_inv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct sdp_wr *wr = sdp_wr_of(wc);
-	struct sdp_zc_src *z = container_of(wr, struct sdp_zc_src, inv_wr);
+	struct sdp_zc_reg *r = container_of(wr, struct sdp_zc_reg, inv_wr);
 
-	z->inv_status = wc->status;
-	smp_store_release(&z->inv_done, true);
+	r->inv_status = wc->status;
+	smp_store_release(&r->inv_done, true);
 	sdp_cq_mark(cq, wr->conn);
+}
+
+void sdp_zc_reg_init(struct sdp_zc_reg *r, struct sdp_conn *c)
+{
+	sdp_wr_init(&r->reg_wr, c, sdp_zc_reg_done);
+	sdp_wr_init(&r->inv_wr, c, sdp_zc_inv_done);
+}
+
+int sdp_zc_reg_post(struct sdp_conn *c, struct sdp_zc_reg *r, struct ib_mr *mr, int access)
+{
+	int err = sdp_post_reg(c, &r->reg_wr, mr, access);
+
+	if (!err)
+		r->registered = true;
+	return err;
+}
+
+/* The key dies: 1 once its invalidation is posted, 0 if it was never registered. */
+int sdp_zc_reg_inv(struct sdp_conn *c, struct sdp_zc_reg *r, struct ib_mr *mr)
+{
+	if (!r->registered)
+		return 0;
+	r->inv_done = false;
+	if (sdp_post_inv(c, &r->inv_wr, mr->rkey)) {
+		sdp_up->error(c->sk, ECONNRESET, SDP_MIB_QP_ERROR);
+		return -1;
+	}
+	return 1;
+}
+
+/*
+ * The engine's: a failed registration ends the connection (-1); with @inv
+ * (one is posted), 1 once it completed, the key dead.
+ */
+int sdp_zc_reg_reap(struct sdp_conn *c, struct sdp_zc_reg *r, bool inv)
+{
+	u8 status = READ_ONCE(r->reg_status);
+
+	if (status != IB_WC_SUCCESS) {
+		r->reg_status = IB_WC_SUCCESS;
+		sdp_zc_failed(c, status, SDP_MIB_QP_ERROR);
+		return -1;
+	}
+	if (!inv || !smp_load_acquire(&r->inv_done))
+		return 0;
+	if (r->inv_status != IB_WC_SUCCESS) {
+		/* the registration stays till the connection's release */
+		sdp_zc_failed(c, r->inv_status, SDP_MIB_QP_ERROR);
+		return -1;
+	}
+	return 1;
 }
 
 /* The oldest send is over, its pages back, its MR invalidated or gone. */
@@ -422,14 +475,9 @@ static void sdp_zc_src_finish(struct sdp_conn *c)
 {
 	struct sdp_zc_src *z = sdp_zc_head(c);
 
-	if (!z->registered) {
-		sdp_zc_src_done(c);
-		return;
-	}
 	z->state = SDP_ZC_INV;
-	z->inv_done = false;
-	if (sdp_post_inv(c, &z->inv_wr, z->buf->mr->rkey))
-		sdp_up->error(c->sk, ECONNRESET, SDP_MIB_QP_ERROR);
+	if (!sdp_zc_reg_inv(c, &z->reg, z->buf->mr))
+		sdp_zc_src_done(c);
 }
 
 /* RdmaRdCompl: @len more bytes read (sdp_proto_check() bounded it). */
@@ -457,26 +505,15 @@ static void sdp_zc_src_reap(struct sdp_conn *c)
 {
 	struct sdp_zc_src *z = sdp_zc_head(c);
 
-	u8 status = READ_ONCE(z->reg_status);
-
-	if (status != IB_WC_SUCCESS) {
-		z->reg_status = IB_WC_SUCCESS;
-		sdp_zc_failed(c, status, SDP_MIB_QP_ERROR);
-		return;
-	}
-	if (z->state != SDP_ZC_INV || !smp_load_acquire(&z->inv_done))
-		return;
-	if (z->inv_status != IB_WC_SUCCESS) {
-		/* the registration stays till the connection's release */
-		sdp_zc_failed(c, z->inv_status, SDP_MIB_QP_ERROR);
-		return;
-	}
-	sdp_zc_src_done(c);
+	if (sdp_zc_reg_reap(c, &z->reg, z->state == SDP_ZC_INV) > 0)
+		sdp_zc_src_done(c);
 }
 
 /* The engine's: reads and registrations that completed, a stalled read. */
 void sdp_zc_reap(struct sdp_conn *c)
 {
+	if (c->v.live)
+		sdp_zr_reap(c);
 	if (c->v.live)
 		sdp_zc_sink_reap(c);
 	if (c->v.live && test_and_clear_bit(SDP_C_ZC_STALL, &c->flags))
@@ -488,7 +525,7 @@ void sdp_zc_reap(struct sdp_conn *c)
 }
 
 /* The data before is posted, and where the device asks (reg_alone) completed. */
-static bool sdp_zc_may_register(const struct sdp_conn *c)
+bool sdp_zc_may_register(const struct sdp_conn *c)
 {
 	if (c->tx_post != c->tx_head)
 		return false;
@@ -509,7 +546,7 @@ int sdp_zc_push(struct sdp_conn *c)
 	int err;
 
 	if (k->compl_due && sdp_tx_ctrl_ok(c)) {
-		sdp_proto_rdmardcompl(sdp_tx_ctrl_msg(c), k->compl_len);
+		sdp_proto_compl(sdp_tx_ctrl_msg(c), k->compl_len);
 		err = sdp_tx_ctrl(c, SDP_MID_RDMARDCOMPL, SDP_RDMARDCOMPL_LEN);
 		if (err)
 			return err;
@@ -521,15 +558,14 @@ int sdp_zc_push(struct sdp_conn *c)
 			return err;
 		k->sendsm_due = false;
 	}
-	if (z->state == SDP_ZC_QUEUED && !z->registered && sdp_zc_may_register(c)) {
-		err = sdp_post_reg(c, &z->reg_wr, z->buf->mr, IB_ACCESS_REMOTE_READ);
+	if (z->state == SDP_ZC_QUEUED && !z->reg.registered && sdp_zc_may_register(c)) {
+		err = sdp_zc_reg_post(c, &z->reg, z->buf->mr, IB_ACCESS_REMOTE_READ);
 		if (err)
 			return err;
-		z->registered = true;
 	}
-	if (z->state == SDP_ZC_QUEUED && z->registered && c->tx_post == c->tx_head &&
+	if (z->state == SDP_ZC_QUEUED && z->reg.registered && c->tx_post == c->tx_head &&
 	    sdp_tx_credits(c) > SDP_CTRL_CREDITS && sdp_tx_ctrl_ok(c)) {
-		sdp_proto_srcavail(sdp_tx_ctrl_msg(c), z->len, z->buf->mr->rkey, z->buf->mr->iova);
+		sdp_proto_avail(sdp_tx_ctrl_msg(c), z->len, z->buf->mr->rkey, z->buf->mr->iova);
 		err = sdp_tx_ctrl(c, SDP_MID_SRCAVAIL, SDP_SRCAVAIL_LEN);
 		if (err)
 			return err;
@@ -579,7 +615,9 @@ int sdp_conn_zc_send(struct sdp_conn *c, struct msghdr *msg, int flags, u32 thre
 	size_t len;
 
 	/* (MSG_OOB's last byte ends a Data message: it is copied) */
+	/* (the peer's SinkAvail taken: the bytes are written into it) */
 	if (!thresh || (flags & MSG_OOB) || !c->v.live || !c->started || !c->zc_peer ||
+	    c->zpeer.held ||
 	    c->failed || (READ_ONCE(c->sk->sk_shutdown) & SEND_SHUTDOWN) ||
 	    test_bit(SDP_C_CM_GONE, &c->flags) ||
 	    !sdp_iter_user_seg(&msg->msg_iter, &addr, &len) || len < thresh)
@@ -587,14 +625,14 @@ int sdp_conn_zc_send(struct sdp_conn *c, struct msghdr *msg, int flags, u32 thre
 	len = min_t(size_t, len, SDP_SRCAVAIL_MAX);
 	if (c->zs_head != c->zs_tail && !(uarg && sdp_zc_async_room(c)))
 		return uarg && c->zsrc[(c->zs_tail - 1) % SDP_ZC_QUEUE].uarg ? -EAGAIN : 0;
-	z->buf = sdp_zbuf_get(c, addr, len, uarg);
+	z->buf = sdp_zbuf_get(c, addr, len, uarg, false);
 	if (!z->buf) {
 		SDP_INC_STATS(sock_net(c->sk), SDP_MIB_ZC_FALLBACK);
 		return 0;
 	}
 	sdp_zc_new_key(z->buf->mr);
-	z->reg_status = IB_WC_SUCCESS;
-	z->registered = false;
+	z->reg.reg_status = IB_WC_SUCCESS;
+	z->reg.registered = false;
 	z->len = len;
 	z->acked = 0;
 	z->copied = 0;
@@ -661,12 +699,14 @@ void sdp_conn_zc_revoke(struct sdp_conn *c)
 {
 	struct sdp_zc_src *z;
 
-	if (sdp_zc_busy(c)) {
+	if (sdp_zc_busy(c) || sdp_conn_zr_busy(c)) {
 		if (c->v.live)
 			ib_drain_qp(c->qp);
 		z = sdp_zc_head(c);
-		if (z->registered)
+		if (sdp_zc_busy(c) && z->reg.registered)
 			sdp_zbuf_revoke(c, z->buf);
+		/* (and a reader's SinkAvail: its pages are the reader's to take back) */
+		sdp_zr_revoke(c);
 	}
 	while (c->zs_head != c->zs_tail) {
 		z = sdp_zc_head(c);
@@ -706,9 +746,9 @@ void sdp_zc_init(struct sdp_conn *c)
 	u32 i;
 
 	for (i = 0; i < SDP_ZC_QUEUE; i++) {
-		sdp_wr_init(&c->zsrc[i].reg_wr, c, sdp_zc_reg_done);
-		sdp_wr_init(&c->zsrc[i].inv_wr, c, sdp_zc_inv_done);
+		sdp_zc_reg_init(&c->zsrc[i].reg, c);
 	}
+	sdp_zr_init(c);
 }
 
 /*

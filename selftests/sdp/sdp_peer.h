@@ -21,19 +21,21 @@ struct bsdh {
 
 struct hh {
 	struct bsdh bsdh;
-	uint8_t majv_minv, ipv_cap, rsvd1, max_adverts;
+	uint8_t majv_minv, ipv_cap, caps, max_adverts;
 	uint32_t desremrcvsz, localrcvsz;
 } __attribute__((packed));
 
 struct hah {
 	struct bsdh bsdh;
-	uint8_t majv_minv, ipv_cap, rsvd1, ext_max_adverts;
+	uint8_t majv_minv, ipv_cap, caps, ext_max_adverts;
 	uint32_t actrcvsz;
 } __attribute__((packed));
 
 enum { MID_HELLO = 0, MID_HELLO_ACK = 1, MID_DISCONN = 2, MID_ABORT = 3,
-       MID_SENDSM = 4, MID_RDMARDCOMPL = 6, MID_SRCAVAIL_CANCEL = 8,
-       MID_SRCAVAIL = 0xFE, MID_DATA = 0xFF };
+       MID_SENDSM = 4, MID_RDMAWRCOMPL = 5, MID_RDMARDCOMPL = 6, MID_SRCAVAIL_CANCEL = 8,
+       MID_SINKAVAIL_CANCEL = 9, MID_SINKAVAIL = 0xFD, MID_SRCAVAIL = 0xFE, MID_DATA = 0xFF };
+/* Hello/HelloAck caps: takes SinkAvails */
+#define CAP_SINKAVAIL	0x01
 
 /* SrcAvail's payload, RdmaRdCompl's. */
 struct srcah {

@@ -291,12 +291,17 @@ static inline int sdp_proof_begin(struct sdp_proof *p, int a, int b)
 		 */							\
 		unsigned long long _msgs = SDP_PROOF_DELTA(_now, p, _i, tx_msgs);	\
 		unsigned long long _wire = SDP_PROOF_DELTA(_now, p, _i, tx_bytes) - \
-					   SDP_PROOF_DELTA(_now, p, _i, zc_tx_bytes) + \
+					   SDP_PROOF_DELTA(_now, p, _i, zc_tx_bytes) - \
+					   SDP_PROOF_DELTA(_now, p, _i, zw_tx_bytes) + \
 					   SDP_BSDH_LEN * _msgs;	\
 		unsigned long long _in = SDP_PROOF_DELTA(_now, p, !_i, rx_msgs);	\
 		unsigned long long _in_wire = SDP_PROOF_DELTA(_now, p, !_i, rx_bytes) - \
-					      SDP_PROOF_DELTA(_now, p, !_i, zc_rx_bytes) + \
+					      SDP_PROOF_DELTA(_now, p, !_i, zc_rx_bytes) - \
+					      SDP_PROOF_DELTA(_now, p, !_i, zw_rx_bytes) + \
 					      SDP_BSDH_LEN * _in;	\
+		/* and its RDMA Writes into !_i's SinkAvails, as many PSNs */	\
+		unsigned long long _wrote = SDP_PROOF_DELTA(_now, p, _i, zw_tx_bytes);	\
+		unsigned long long _writes = SDP_PROOF_DELTA(_now, p, _i, zw_writes);	\
 		unsigned long long _read = SDP_PROOF_DELTA(_now, p, _i, zc_rx_bytes);	\
 		unsigned long long _reads = SDP_PROOF_DELTA(_now, p, _i, zc_reads);	\
 		unsigned long long _mtu = _now[_i].path_mtu;		\
@@ -306,10 +311,10 @@ static inline int sdp_proof_begin(struct sdp_proof *p, int a, int b)
 									\
 		if (_lo < _in)						\
 			_lo = _in;					\
-		_lo += _read / _mtu;					\
-		EXPECT_LE(_lo, _pkts) TH_LOG("end %d: %llu msgs, %llu B in, %llu B read", _i, _in, _in_wire, _read);	\
-		EXPECT_GE(_msgs + _wire / _mtu + _read / _mtu + _reads, _pkts) \
-			TH_LOG("end %d: %llu msgs, %llu B out, %llu B read in %llu", _i, _msgs, _wire, _read, _reads); \
+		_lo += _read / _mtu + _wrote / _mtu;			\
+		EXPECT_LE(_lo, _pkts) TH_LOG("end %d: %llu msgs, %llu B in, %llu B read, %llu B written", _i, _in, _in_wire, _read, _wrote);	\
+		EXPECT_GE(_msgs + _wire / _mtu + _read / _mtu + _reads + _wrote / _mtu + _writes, _pkts) \
+			TH_LOG("end %d: %llu msgs, %llu B out, %llu B read in %llu, %llu B written in %llu", _i, _msgs, _wire, _read, _reads, _wrote, _writes); \
 	}								\
 	if (!_metadata->passed)						\
 		break;							\

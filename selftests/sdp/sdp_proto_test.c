@@ -169,12 +169,16 @@ TEST(hello_and_hello_ack_built_pass_their_checks)
 	struct sdp_hh hh;
 
 	for (unsigned int i = 0; i < 3; i++) {
-		sdp_proto_hello(&hh, SDP_MIN_BUFS - 1, sizes[i], i & 1, i & 1);
+		sdp_proto_hello(&hh, SDP_MIN_BUFS - 1, sizes[i], i & 1, i & 1,
+				i ? SDP_CAP_SINKAVAIL : 0);
 		EXPECT_EQ(0, sdp_proto_check_hello(&hh, sizeof(hh)));
 		EXPECT_EQ(i & 1 ? SDP_IPV_CAP_IPV6 : SDP_IPV_CAP_IPV4, hh.ipv_cap);
 		EXPECT_EQ(i & 1, hh.max_adverts);
-		sdp_proto_hello_ack(&hah, SDP_MAX_BUFS - 1, sizes[i], hh.ipv_cap, i & 1);
+		EXPECT_EQ(i ? SDP_CAP_SINKAVAIL : 0, hh.caps);
+		sdp_proto_hello_ack(&hah, SDP_MAX_BUFS - 1, sizes[i], hh.ipv_cap, i & 1,
+				    i == 1 ? SDP_CAP_SINKAVAIL : 0);
 		EXPECT_EQ(i & 1, hah.ext_max_adverts);
+		EXPECT_EQ(i == 1 ? SDP_CAP_SINKAVAIL : 0, hah.caps);
 		EXPECT_EQ(0, sdp_proto_check_hello_ack(&hah, sizeof(hah)));
 		EXPECT_EQ(hh.ipv_cap, hah.ipv_cap);
 		/* rdma_cm may pad the private data */
@@ -218,7 +222,7 @@ TEST(each_bad_hello_field_refused_with_its_reason)
 {
 	struct sdp_hh good, h;
 
-	sdp_proto_hello(&good, 15, 8192, false, SDP_ZC_ADVERTS);
+	sdp_proto_hello(&good, 15, 8192, false, SDP_ZC_ADVERTS, SDP_CAP_SINKAVAIL);
 #define BAD_HELLO(reason, change, len) do {					\
 	h = good; change;							\
 	EXPECT_EQ(reason, sdp_proto_check_hello(&h, len)) TH_LOG(#change);	\
@@ -239,7 +243,7 @@ TEST(each_bad_hello_ack_field_refused)
 {
 	struct sdp_hah good, h;
 
-	sdp_proto_hello_ack(&good, 15, 8192, SDP_IPV_CAP_IPV4, SDP_ZC_ADVERTS);
+	sdp_proto_hello_ack(&good, 15, 8192, SDP_IPV_CAP_IPV4, SDP_ZC_ADVERTS, SDP_CAP_SINKAVAIL);
 #define BAD_HAH(change, len) do {						\
 	h = good; change;							\
 	EXPECT_EQ(SDP_MIB_BAD_HELLO, sdp_proto_check_hello_ack(&h, len)) TH_LOG(#change); \
@@ -415,7 +419,11 @@ TEST(each_zc_fault_is_named)
 {
 	static const struct sdp_zc_rules off, on = { .offered = true },
 		reading = { .offered = true, .reading = true },
-		out = { .offered = true, .src_left = 100 };
+		out = { .offered = true, .src_left = 100 },
+		sink = { .offered = true, .sink_offered = true },
+		sink_held = { .offered = true, .sink_offered = true, .sink_held = true };
+	struct sdp_zc_rules adv = { .offered = true, .adv_out = true, .adv_len = 1000 },
+		crossed = { .offered = true, .adv_out = true, .adv_len = 1000, .adv_crossed = true };
 	unsigned char good[64], m[64];
 	struct sdp_bsdh *h = (void *)m, data;
 	static struct end a, b;
@@ -432,30 +440,30 @@ TEST(each_zc_fault_is_named)
 		TH_LOG("point %d: " #rules ", " #change, i);			\
 } while (0)
 		build(&a, (void *)good, SDP_MID_SRCAVAIL, sizeof(struct sdp_srcah), 0);
-		sdp_proto_srcavail((void *)good, 4096, 0x1234, 0xfeedface0000ULL);
+		sdp_proto_avail((void *)good, 4096, 0x1234, 0xfeedface0000ULL);
 		ZC(0, on, (void)0, SDP_SRCAVAIL_LEN, false);
-		EXPECT_EQ(4096, sdp_proto_srcavail_get(h, &rkey, &vaddr));
+		EXPECT_EQ(4096, sdp_proto_avail_get(h, &rkey, &vaddr));
 		EXPECT_EQ(0x1234, rkey);
 		EXPECT_EQ(0xfeedface0000ULL, vaddr);
-		ZC(0, on, sdp_proto_srcavail(h, SDP_SRCAVAIL_MAX, 1, 1), SDP_SRCAVAIL_LEN, false);
+		ZC(0, on, sdp_proto_avail(h, SDP_SRCAVAIL_MAX, 1, 1), SDP_SRCAVAIL_LEN, false);
 		ZC(SDP_MIB_UNEXPECTED_MID, off, (void)0, SDP_SRCAVAIL_LEN, false);
 		ZC(SDP_MIB_UNEXPECTED_MID, reading, (void)0, SDP_SRCAVAIL_LEN, false);
 		ZC(SDP_MIB_UNEXPECTED_MID, on, (void)0, SDP_SRCAVAIL_LEN, true);
 		ZC(SDP_MIB_BAD_LEN, on, (void)0, SDP_SRCAVAIL_LEN - 1, false);
 		ZC(SDP_MIB_BAD_LEN, on, (void)0, SDP_SRCAVAIL_LEN + 1, false);
-		ZC(SDP_MIB_BAD_SRCAVAIL, on, sdp_proto_srcavail(h, 0, 1, 1), SDP_SRCAVAIL_LEN, false);
-		ZC(SDP_MIB_BAD_SRCAVAIL, on, sdp_proto_srcavail(h, SDP_SRCAVAIL_MAX + 1, 1, 1),
+		ZC(SDP_MIB_BAD_SRCAVAIL, on, sdp_proto_avail(h, 0, 1, 1), SDP_SRCAVAIL_LEN, false);
+		ZC(SDP_MIB_BAD_SRCAVAIL, on, sdp_proto_avail(h, SDP_SRCAVAIL_MAX + 1, 1, 1),
 		   SDP_SRCAVAIL_LEN, false);
 		ZC(SDP_MIB_BAD_FLAGS, on, h->flags = SDP_OOB_PEND, SDP_SRCAVAIL_LEN, false);
 
 		build(&a, (void *)good, SDP_MID_RDMARDCOMPL, sizeof(struct sdp_rrch), 0);
-		sdp_proto_rdmardcompl((void *)good, 100);
+		sdp_proto_compl((void *)good, 100);
 		ZC(0, out, (void)0, SDP_RDMARDCOMPL_LEN, false);
-		EXPECT_EQ(100, sdp_proto_rdmardcompl_get(h));
-		ZC(0, out, sdp_proto_rdmardcompl(h, 1), SDP_RDMARDCOMPL_LEN, true);
-		ZC(SDP_MIB_BAD_RDMARDCOMPL, out, sdp_proto_rdmardcompl(h, 101),
+		EXPECT_EQ(100, sdp_proto_compl_get(h));
+		ZC(0, out, sdp_proto_compl(h, 1), SDP_RDMARDCOMPL_LEN, true);
+		ZC(SDP_MIB_BAD_RDMARDCOMPL, out, sdp_proto_compl(h, 101),
 		   SDP_RDMARDCOMPL_LEN, false);
-		ZC(SDP_MIB_BAD_RDMARDCOMPL, out, sdp_proto_rdmardcompl(h, 0),
+		ZC(SDP_MIB_BAD_RDMARDCOMPL, out, sdp_proto_compl(h, 0),
 		   SDP_RDMARDCOMPL_LEN, false);
 		ZC(SDP_MIB_UNEXPECTED_MID, on, (void)0, SDP_RDMARDCOMPL_LEN, false);
 		ZC(SDP_MIB_BAD_LEN, out, (void)0, SDP_RDMARDCOMPL_LEN + 1, false);
@@ -479,6 +487,60 @@ TEST(each_zc_fault_is_named)
 		ZC(SDP_MIB_UNEXPECTED_MID, reading, h->mid = SDP_MID_DISCONN, sizeof(*h), false);
 		ZC(0, reading, h->mid = SDP_MID_ABORT, sizeof(*h), false);
 		ZC(SDP_MIB_UNEXPECTED_MID, on, h->mid = SDP_MID_SINKAVAIL, sizeof(*h), false);
+
+		/* the peer's SinkAvail: one at a time, where our Hello took them */
+		build(&a, (void *)good, SDP_MID_SINKAVAIL, sizeof(struct sdp_srcah), 0);
+		sdp_proto_avail((void *)good, 65536, 0x4321, 0xbeef0000ULL);
+		ZC(0, sink, (void)0, SDP_SRCAVAIL_LEN, false);
+		ZC(0, sink, (void)0, SDP_SRCAVAIL_LEN, true);
+		EXPECT_EQ(65536, sdp_proto_avail_get(h, &rkey, &vaddr));
+		EXPECT_EQ(0x4321, rkey);
+		EXPECT_EQ(0xbeef0000ULL, vaddr);
+		ZC(SDP_MIB_UNEXPECTED_MID, on, (void)0, SDP_SRCAVAIL_LEN, false);
+		ZC(SDP_MIB_UNEXPECTED_MID, sink_held, (void)0, SDP_SRCAVAIL_LEN, false);
+		ZC(SDP_MIB_BAD_LEN, sink, (void)0, SDP_SRCAVAIL_LEN - 1, false);
+		ZC(SDP_MIB_BAD_SINKAVAIL, sink, sdp_proto_avail(h, 0, 1, 1), SDP_SRCAVAIL_LEN, false);
+		ZC(SDP_MIB_BAD_SINKAVAIL, sink, sdp_proto_avail(h, SDP_SRCAVAIL_MAX + 1, 1, 1),
+		   SDP_SRCAVAIL_LEN, false);
+
+		build(&a, (void *)good, SDP_MID_SINKAVAIL_CANCEL, 0, 0);
+		ZC(0, sink, (void)0, sizeof(*h), false);
+		ZC(0, sink_held, (void)0, sizeof(*h), false);
+		ZC(SDP_MIB_UNEXPECTED_MID, on, (void)0, sizeof(*h), false);
+		ZC(SDP_MIB_BAD_LEN, sink, (void)0, sizeof(*h) + 4, false);
+
+		/* the answer to ours: no more than it offered, none after bytes crossed it */
+		build(&a, (void *)good, SDP_MID_RDMAWRCOMPL, sizeof(struct sdp_rrch), 0);
+		adv.adv_mseq = ntohl(h->mseq_ack);
+		crossed.adv_mseq = adv.adv_mseq;
+		sdp_proto_compl((void *)good, 1000);
+		ZC(0, adv, (void)0, SDP_RDMARDCOMPL_LEN, false);
+		ZC(0, adv, sdp_proto_compl(h, 0), SDP_RDMARDCOMPL_LEN, false);
+		ZC(0, crossed, sdp_proto_compl(h, 0), SDP_RDMARDCOMPL_LEN, false);
+		ZC(SDP_MIB_BAD_RDMAWRCOMPL, crossed, (void)0, SDP_RDMARDCOMPL_LEN, false);
+		ZC(SDP_MIB_BAD_RDMAWRCOMPL, adv, sdp_proto_compl(h, 1001), SDP_RDMARDCOMPL_LEN, false);
+		ZC(SDP_MIB_UNEXPECTED_MID, sink, (void)0, SDP_RDMARDCOMPL_LEN, false);
+		ZC(SDP_MIB_BAD_LEN, adv, (void)0, SDP_RDMARDCOMPL_LEN - 1, false);
+
+		/*
+		 * Stream bytes while ours is out: those that crossed it pass;
+		 * once the peer saw it (acknowledged its mseq), none till the answer.
+		 */
+		build(&a, (void *)good, SDP_MID_DATA, 1, 0);
+		adv.adv_mseq = ntohl(h->mseq_ack) + 1;
+		ZC(0, adv, (void)0, sizeof(*h) + 1, false);
+		ZC(0, adv, h->mid = SDP_MID_DISCONN, sizeof(*h), false);
+		adv.adv_mseq = ntohl(h->mseq_ack);
+		ZC(SDP_MIB_UNEXPECTED_MID, adv, (void)0, sizeof(*h) + 1, false);
+		ZC(0, adv, (void)0, sizeof(*h), false);
+		ZC(SDP_MIB_UNEXPECTED_MID, adv, h->mid = SDP_MID_DISCONN, sizeof(*h), false);
+		ZC(0, adv, h->mid = SDP_MID_ABORT, sizeof(*h), false);
+		build(&a, (void *)good, SDP_MID_SRCAVAIL, sizeof(struct sdp_srcah), 0);
+		sdp_proto_avail((void *)good, 4096, 1, 1);
+		adv.adv_mseq = ntohl(h->mseq_ack);
+		ZC(SDP_MIB_UNEXPECTED_MID, adv, (void)0, SDP_SRCAVAIL_LEN, false);
+		adv.adv_mseq = ntohl(h->mseq_ack) + 1;
+		ZC(0, adv, (void)0, SDP_SRCAVAIL_LEN, false);
 	}
 	PROOF_LOCAL();
 }
@@ -488,6 +550,8 @@ static bool accepted_ok(const struct sdp_seq *s, const struct sdp_bsdh *h, u32 g
 			const struct sdp_zc_rules *z)
 {
 	u32 mseq_ack = ntohl(h->mseq_ack), zlen;
+	/* our SinkAvail seen, unanswered: no stream bytes */
+	bool seen = z->adv_out && (s32)(mseq_ack - z->adv_mseq) >= 0;
 
 	if (got < sizeof(*h) || ntohl(h->len) != got || ntohl(h->mseq) != s->rx_mseq + 1 ||
 	    ntohs(h->bufs) >= SDP_MAX_BUFS || (s32)(mseq_ack - s->tx_mseq_acked) < 0 ||
@@ -500,13 +564,23 @@ static bool accepted_ok(const struct sdp_seq *s, const struct sdp_bsdh *h, u32 g
 	case SDP_MID_ABORT:
 		return true;
 	case SDP_MID_DATA:
-		return got == sizeof(*h) ? !disconn || !h->flags : !disconn && !z->reading;
+		return got == sizeof(*h) ? !disconn || !h->flags : !disconn && !z->reading && !seen;
 	case SDP_MID_DISCONN:
-		return got == sizeof(*h) && !disconn && !z->reading;
+		return got == sizeof(*h) && !disconn && !z->reading && !seen;
 	case SDP_MID_SRCAVAIL:
 		zlen = ntohl(*(const u32 *)(h + 1));
 		return got == SDP_SRCAVAIL_LEN && z->offered && !z->reading && !disconn &&
+		       !seen && zlen && zlen <= SDP_SRCAVAIL_MAX;
+	case SDP_MID_SINKAVAIL:
+		zlen = ntohl(*(const u32 *)(h + 1));
+		return got == SDP_SRCAVAIL_LEN && z->sink_offered && !z->sink_held &&
 		       zlen && zlen <= SDP_SRCAVAIL_MAX;
+	case SDP_MID_RDMAWRCOMPL:
+		zlen = ntohl(*(const u32 *)(h + 1));
+		return got == SDP_RDMARDCOMPL_LEN && z->adv_out && zlen <= z->adv_len &&
+		       !(zlen && z->adv_crossed);
+	case SDP_MID_SINKAVAIL_CANCEL:
+		return got == sizeof(*h) && z->sink_offered;
 	case SDP_MID_RDMARDCOMPL:
 		zlen = ntohl(*(const u32 *)(h + 1));
 		return got == SDP_RDMARDCOMPL_LEN && zlen && zlen <= z->src_left;
@@ -531,7 +605,8 @@ FIXTURE_TEARDOWN(fuzz) {}
 TEST_F_TIMEOUT(fuzz, for_a_bounded_time, 24 * 3600)
 {
 	static const u8 zc_mids[] = { SDP_MID_SRCAVAIL, SDP_MID_RDMARDCOMPL, SDP_MID_SENDSM,
-				      SDP_MID_SRCAVAIL_CANCEL };
+				      SDP_MID_SRCAVAIL_CANCEL, SDP_MID_SINKAVAIL,
+				      SDP_MID_RDMAWRCOMPL, SDP_MID_SINKAVAIL_CANCEL };
 	const char *env = getenv("SDP_FUZZ_SECONDS");
 	time_t end = time(NULL) + (env ? atoi(env) : 2);
 	static struct end a, b;
@@ -549,6 +624,11 @@ TEST_F_TIMEOUT(fuzz, for_a_bounded_time, 24 * 3600)
 			struct sdp_zc_rules z = {
 				.offered = rnd(2), .reading = rnd(2),
 				.src_left = rnd(2) ? rnd(SDP_SRCAVAIL_MAX + 2) : 0,
+				.sink_offered = rnd(2), .sink_held = rnd(2),
+				.adv_out = rnd(2), .adv_crossed = rnd(2),
+				.adv_len = rnd(SDP_SRCAVAIL_MAX + 2),
+				/* around the acknowledgement the messages carry */
+				.adv_mseq = b.seq.tx_mseq - rnd(3),
 			};
 			u32 got = rnd(4) ? len : rnd(70000);
 
@@ -557,9 +637,11 @@ TEST_F_TIMEOUT(fuzz, for_a_bounded_time, 24 * 3600)
 			memcpy(m, &h, sizeof(h));
 			/* a zero-copy message of its own length, now and then */
 			if (!rnd(3)) {
-				m[0] = zc_mids[rnd(4)];
-				got = m[0] == SDP_MID_SRCAVAIL ? SDP_SRCAVAIL_LEN :
-				      m[0] == SDP_MID_RDMARDCOMPL ? SDP_RDMARDCOMPL_LEN : sizeof(h);
+				m[0] = zc_mids[rnd(sizeof(zc_mids))];
+				got = m[0] == SDP_MID_SRCAVAIL || m[0] == SDP_MID_SINKAVAIL ?
+				      SDP_SRCAVAIL_LEN :
+				      m[0] == SDP_MID_RDMARDCOMPL || m[0] == SDP_MID_RDMAWRCOMPL ?
+				      SDP_RDMARDCOMPL_LEN : sizeof(h);
 				if (rnd(2))
 					m[16] = m[17] = m[18] = 0;
 				((struct sdp_bsdh *)m)->len = htonl(got);

@@ -365,9 +365,11 @@ MID_VARIANT(rdmardcompl, 0x06, "UnexpectedMid");
 MID_VARIANT(srcavail_cancel, 0x08, "UnexpectedMid");
 MID_VARIANT(chrcvbuf, 0x0B, "UnexpectedMid");
 MID_VARIANT(chrcvbuf_ack, 0x0C, "UnexpectedMid");
-MID_VARIANT(sinkavail, 0xFD, "UnexpectedMid");
+/* (the kernel takes SinkAvails: one without its payload) */
+MID_VARIANT(sinkavail, 0xFD, "BadLen");
+/* (an answer to a SinkAvail of ours, when none is out) */
+MID_VARIANT(rdmawrcompl, 0x05, "UnexpectedMid");
 MID_VARIANT(srcavail, MID_SRCAVAIL, "UnexpectedMid");
-MID_VARIANT(unknown_05, 0x05, "BadMid");
 MID_VARIANT(unknown_0d, 0x0D, "BadMid");
 MID_VARIANT(unknown_55, 0x55, "BadMid");
 MID_VARIANT(unknown_fc, 0xFC, "BadMid");

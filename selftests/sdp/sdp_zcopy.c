@@ -159,6 +159,12 @@ FIXTURE_SETUP(zc)
 			      &self->a, &self->b));
 	if (variant->sdp)
 		ASSERT_EQ(0, sdp_proof_begin(&self->pr, self->a, self->b));
+	/*
+	 * (the reader copies: these cases count the sender's SrcAvails and
+	 * pins; a read's SinkAvail, and its pins, are the rd fixture's)
+	 */
+	if (variant->sdp)
+		ASSERT_EQ(0, sdp_setint(self->b, SOL_SDP, SDP_ZCOPY_THRESH, 0));
 	zc_stats(&self->z0);
 }
 
@@ -180,12 +186,17 @@ FIXTURE_TEARDOWN(zc)
 	}
 }
 
-static void prove(struct __test_metadata *_metadata, FIXTURE_DATA(zc) *self, bool sdp)
+static void prove_pair(struct __test_metadata *_metadata, struct sdp_proof *pr, int a, bool sdp)
 {
 	if (sdp)
-		SDP_PROVE(&self->pr);
+		SDP_PROVE(pr);
 	else
-		SDP_PROVE_TCP(self->a);
+		SDP_PROVE_TCP(a);
+}
+
+static void prove(struct __test_metadata *_metadata, FIXTURE_DATA(zc) *self, bool sdp)
+{
+	prove_pair(_metadata, &self->pr, self->a, sdp);
 }
 
 /*
@@ -864,6 +875,9 @@ TEST_F_TIMEOUT(zc, memory_regions_are_lent_by_the_device, 60)
 		ASSERT_EQ(0, sdp_pair(variant->sdp ? sdp_family() : AF_INET, SDP_A, &a, &b));
 		r.fd = b;
 		ASSERT_EQ(0, sdp_setint(b, SOL_SOCKET, SO_RCVBUFFORCE, 4 << 20));
+		/* (the reader copies, as the fixture's: only the sends take MRs) */
+		if (variant->sdp)
+			ASSERT_EQ(0, sdp_setint(b, SOL_SDP, SDP_ZCOPY_THRESH, 0));
 		ASSERT_EQ(0, pthread_create(&tr, NULL, read_all, &r));
 		stream_fill(r.key, 0, buf, SRCAVAIL_MAX);
 		ASSERT_EQ(SRCAVAIL_MAX, send(a, buf, SRCAVAIL_MAX, 0));
@@ -1008,6 +1022,320 @@ TEST_F_TIMEOUT(zc, a_kept_buffer_goes_with_its_connection, 60)
 	self->b = -1;
 	EXPECT_EQ(0, vm_pin_within(0, 20));
 	ASSERT_EQ(0, munmap(buf, SRCAVAIL_MAX));
+}
+
+/*
+ * Zero-copy reads (SinkAvail, the peer's RDMA Write, RdmaWrCompl): the
+ * reader b keeps the namespace's threshold; a only sends.
+ */
+FIXTURE(rd) {
+	int a, b;
+	bool rdma;
+	struct baseline base;
+	struct sdp_proof pr;
+	long long recvs, bytes, declined;
+};
+
+FIXTURE_VARIANT(rd) {
+	bool sdp;
+};
+
+SDP_ORACLE_VARIANT(rd, tcp) { .sdp = false };
+FIXTURE_VARIANT_ADD(rd, sdp) { .sdp = true };
+
+FIXTURE_SETUP(rd)
+{
+	self->rdma = variant->sdp && sdp_expected_transport() == SDP_TRANSPORT_RDMA;
+	baseline_read(&self->base);
+	ASSERT_EQ(0, sdp_pair(variant->sdp ? sdp_family() : AF_INET, SDP_A,
+			      &self->a, &self->b));
+	if (variant->sdp)
+		ASSERT_EQ(0, sdp_proof_begin(&self->pr, self->a, self->b));
+	self->recvs = sdp_stat("ZcopyRecvs");
+	self->bytes = sdp_stat("ZcopyRecvBytes");
+	self->declined = sdp_stat("ZcopyRecvDeclined");
+}
+
+FIXTURE_TEARDOWN(rd)
+{
+	struct baseline now;
+
+	if (self->a >= 0)
+		close(self->a);
+	if (self->b >= 0)
+		close(self->b);
+	EXPECT_EQ(0, vm_pin_within(0, 50));
+	if (variant->sdp)
+		EXPECT_TRUE(baseline_back(&self->base, &now, 10))
+			TH_LOG("qps %d -> %d, mrs %d -> %d, sockets %d -> %d",
+			       self->base.qps, now.qps, self->base.mrs, now.mrs,
+			       self->base.socks, now.socks);
+}
+
+/* A read of the test's, in a thread of its own. */
+struct rd_read {
+	int fd, flags;
+	unsigned char *buf;
+	size_t len;
+	ssize_t n;
+	int err;
+};
+
+static void *rd_recv(void *arg)
+{
+	struct rd_read *r = arg;
+
+	r->n = recv(r->fd, r->buf, r->len, r->flags);
+	r->err = errno;
+	return NULL;
+}
+
+/*
+ * The read is waiting: over RDMA its SinkAvail went out (ZcopyRecvs past
+ * @recvs, within 5 s); over TCP, 200 ms. False if none went.
+ */
+static bool rd_waits(FIXTURE_DATA(rd) *self, long long recvs)
+{
+	int i;
+
+	if (!self->rdma) {
+		usleep(200000);
+		return true;
+	}
+	for (i = 0; i < 500 && sdp_stat("ZcopyRecvs") <= recvs; i++)
+		usleep(10000);
+	return sdp_stat("ZcopyRecvs") > recvs;
+}
+
+/* What the peer wrote into our reads, as both ends and the counters say. */
+static long long rd_written(struct __test_metadata *_metadata, FIXTURE_DATA(rd) *self)
+{
+	struct sdp_info ia, ib;
+
+	if (sdp_info(self->a, &ia) || sdp_info(self->b, &ib))
+		return -1;
+	EXPECT_EQ(ia.zw_tx_bytes, ib.zw_rx_bytes);
+	EXPECT_EQ(ib.zw_rx_bytes, sdp_stat("ZcopyRecvBytes") - self->bytes);
+	return ib.zw_rx_bytes;
+}
+
+/*
+ * A blocking read of at least the threshold that waits with nothing to
+ * read: the sender's next send is RDMA Written into its buffer, and the
+ * read returns it. Sizes around the threshold and the SinkAvail's limit
+ * (1 MiB: the rest comes after), at unaligned addresses; the reader reads
+ * on till it has each send, every byte checked.
+ */
+TEST_F_TIMEOUT(rd, a_waiting_read_is_written_in_place, 120)
+{
+	static const size_t sizes[] = { 65536, 65537, 300000, SRCAVAIL_MAX, SRCAVAIL_MAX + 4097 };
+	static const size_t offs[] = { 0, 1, 4095 };
+	unsigned long long sent = 0, inplace = 0;
+	unsigned char *out, *in;
+	unsigned int i, k;
+
+	ASSERT_EQ(0, posix_memalign((void **)&in, 4096, 2 * SRCAVAIL_MAX + 8192));
+	out = malloc(2 * SRCAVAIL_MAX);
+	ASSERT_NE(NULL, out);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		for (k = 0; k < 3; k++) {
+			struct rd_read r = { .fd = self->b, .buf = in + offs[k], .len = sizes[i] };
+			long long recvs = sdp_stat("ZcopyRecvs");
+			size_t got;
+			pthread_t t;
+
+			ASSERT_EQ(0, pthread_create(&t, NULL, rd_recv, &r));
+			EXPECT_TRUE(rd_waits(self, recvs)) TH_LOG("%zu at +%zu: no SinkAvail", sizes[i], offs[k]);
+			stream_fill(60, sent, out, sizes[i]);
+			ASSERT_EQ(sizes[i], send(self->a, out, sizes[i], 0));
+			pthread_join(t, NULL);
+			ASSERT_LT(0, r.n) TH_LOG("%s", strerror(r.err));
+			got = r.n;
+			if (got == (sizes[i] < SRCAVAIL_MAX ? sizes[i] : SRCAVAIL_MAX))
+				inplace++;
+			if (got < sizes[i])
+				ASSERT_EQ(sizes[i] - got, sdp_read_full(self->b, r.buf + got, sizes[i] - got));
+			EXPECT_EQ(-1, stream_check(60, sent, r.buf, sizes[i]))
+				TH_LOG("%zu at +%zu: wrong at %lld", sizes[i], offs[k],
+				       stream_check(60, sent, r.buf, sizes[i]));
+			sent += sizes[i];
+		}
+	}
+	TH_LOG("%llu B in %zu sends, %llu of them read whole by the first read",
+	       sent, 3 * sizeof(sizes) / sizeof(sizes[0]), inplace);
+	if (self->rdma) {
+		long long w = rd_written(_metadata, self);
+
+		/* (a credit update of the sender's that crosses a SinkAvail has it declined) */
+		EXPECT_LE((long long)sent / 2, w) TH_LOG("%lld B written in place", w);
+		EXPECT_LE(15, sdp_stat("ZcopyRecvs") - self->recvs);
+		TH_LOG("%lld B written in place by %lld SinkAvails, %lld declined", w,
+		       sdp_stat("ZcopyRecvs") - self->recvs,
+		       sdp_stat("ZcopyRecvDeclined") - self->declined);
+	}
+	free(out);
+	free(in);
+	prove_pair(_metadata, &self->pr, self->a, variant->sdp);
+}
+
+/*
+ * A waiting read cut short, by a signal (no SA_RESTART), SO_RCVTIMEO, or
+ * the peer's reset: it ends as TCP's does (EINTR, EAGAIN, ECONNRESET). Over
+ * RDMA its SinkAvail was asked back (SinkAvailCancel) and answered with
+ * none written, or revoked with the connection; after the first two the
+ * stream goes on intact.
+ */
+static void rd_cut(struct __test_metadata *_metadata, FIXTURE_DATA(rd) *self, bool sdp,
+		   int how)
+{
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+	struct timeval tv = { .tv_usec = 300000 };
+	static const int want[] = { EINTR, EAGAIN, ECONNRESET };
+	unsigned char *buf = malloc(SRCAVAIL_MAX);
+	struct rd_read r = { .fd = self->b, .buf = buf, .len = SRCAVAIL_MAX };
+	long long recvs = sdp_stat("ZcopyRecvs");
+	pthread_t t;
+
+	ASSERT_NE(NULL, buf);
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
+	if (how == 1)
+		ASSERT_EQ(0, setsockopt(self->b, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+	ASSERT_EQ(0, pthread_create(&t, NULL, rd_recv, &r));
+	EXPECT_TRUE(rd_waits(self, recvs));
+	if (how == 0)
+		pthread_kill(t, SIGUSR1);
+	if (how == 2) {
+		ASSERT_EQ(0, setsockopt(self->a, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)));
+		close(self->a);
+		self->a = -1;
+	}
+	pthread_join(t, NULL);
+	EXPECT_EQ(-1, r.n);
+	EXPECT_EQ(want[how], r.err) TH_LOG("%s", strerror(r.err));
+	if (self->rdma && how < 2)
+		EXPECT_EQ(1, sdp_stat("ZcopyRecvDeclined") - self->declined);
+	/* (its buffer, kept for the next read, goes with the connection or the free()) */
+	if (how == 2) {
+		EXPECT_EQ(0, vm_pin_within(0, 20));
+		free(buf);
+		if (self->rdma)
+			fprintf(stderr, "# PROOF rdma a SinkAvail, then the reset\n");
+		else if (sdp)
+			fprintf(stderr, "# PROOF fallback\n");
+		else
+			SDP_PROVE_TCP(self->b);
+		return;
+	}
+	stream_fill(61, 0, buf, 100000);
+	ASSERT_EQ(100000, send(self->a, buf, 100000, 0));
+	memset(buf, 0, 100000);
+	ASSERT_EQ(100000, sdp_read_full(self->b, buf, 100000));
+	EXPECT_EQ(-1, stream_check(61, 0, buf, 100000));
+	free(buf);
+	prove_pair(_metadata, &self->pr, self->a, sdp);
+}
+
+TEST_F_TIMEOUT(rd, a_signal_ends_a_waiting_read, 60)
+{
+	rd_cut(_metadata, self, variant->sdp, 0);
+}
+
+TEST_F_TIMEOUT(rd, rcvtimeo_ends_a_waiting_read, 60)
+{
+	rd_cut(_metadata, self, variant->sdp, 1);
+}
+
+TEST_F_TIMEOUT(rd, a_reset_ends_a_waiting_read, 60)
+{
+	rd_cut(_metadata, self, variant->sdp, 2);
+}
+
+/*
+ * What offers no buffer: a peek (the bytes stay queued), a read below the
+ * threshold, one with the threshold 0. Each waits for the data, which
+ * comes as Data, intact.
+ */
+TEST_F_TIMEOUT(rd, peeks_and_small_reads_copy, 60)
+{
+	static const struct { size_t len; int flags, thresh; } reads[] = {
+		{ SRCAVAIL_MAX, MSG_PEEK, -1 }, { 65535, 0, -1 }, { SRCAVAIL_MAX, 0, 0 },
+	};
+	unsigned char *buf = malloc(SRCAVAIL_MAX), out[70000];
+	unsigned long long off = 0;
+	unsigned int i;
+
+	ASSERT_NE(NULL, buf);
+	for (i = 0; i < sizeof(reads) / sizeof(reads[0]); i++) {
+		struct rd_read r = { .fd = self->b, .buf = buf, .len = reads[i].len,
+				     .flags = reads[i].flags };
+		pthread_t t;
+
+		if (variant->sdp && reads[i].thresh >= 0)
+			ASSERT_EQ(0, sdp_setint(self->b, SOL_SDP, SDP_ZCOPY_THRESH, reads[i].thresh));
+		ASSERT_EQ(0, pthread_create(&t, NULL, rd_recv, &r));
+		usleep(200000);
+		stream_fill(62, off, out, sizeof(out));
+		ASSERT_EQ(sizeof(out), send(self->a, out, sizeof(out), 0));
+		pthread_join(t, NULL);
+		ASSERT_LT(0, r.n) TH_LOG("%s", strerror(r.err));
+		EXPECT_EQ(-1, stream_check(62, off, buf, r.n));
+		/* the rest; after the peek, all of it */
+		if (reads[i].flags & MSG_PEEK)
+			r.n = 0;
+		ASSERT_EQ(sizeof(out) - r.n, sdp_read_full(self->b, buf + r.n, sizeof(out) - r.n));
+		EXPECT_EQ(-1, stream_check(62, off, buf, sizeof(out)));
+		off += sizeof(out);
+	}
+	if (self->rdma)
+		EXPECT_EQ(0, sdp_stat("ZcopyRecvs") - self->recvs);
+	free(buf);
+	prove_pair(_metadata, &self->pr, self->a, variant->sdp);
+}
+
+/*
+ * A buffer read into again is not pinned again (the registration cache):
+ * four reads into one buffer, 1 miss and 3 hits; VmPin counts it kept, and
+ * it goes unused for 5 s.
+ */
+TEST_F_TIMEOUT(rd, a_buffer_read_into_again_stays_pinned, 60)
+{
+	long long hits = sdp_stat("ZcopyCacheHits"), misses = sdp_stat("ZcopyCacheMisses");
+	unsigned char *in = mmap(NULL, SRCAVAIL_MAX, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned char *out = malloc(SRCAVAIL_MAX);
+	int i;
+
+	ASSERT_NE(MAP_FAILED, in);
+	ASSERT_NE(NULL, out);
+	ASSERT_TRUE(!madvise(in, SRCAVAIL_MAX, MADV_NOHUGEPAGE) || errno == EINVAL);
+	/* (the sender copies, so that only the reads pin) */
+	if (variant->sdp)
+		ASSERT_EQ(0, sdp_setint(self->a, SOL_SDP, SDP_ZCOPY_THRESH, 0));
+	for (i = 0; i < 4; i++) {
+		struct rd_read r = { .fd = self->b, .buf = in, .len = SRCAVAIL_MAX };
+		long long recvs = sdp_stat("ZcopyRecvs");
+		pthread_t t;
+
+		ASSERT_EQ(0, pthread_create(&t, NULL, rd_recv, &r));
+		EXPECT_TRUE(rd_waits(self, recvs));
+		stream_fill(63, (unsigned long long)i * 200000, out, 200000);
+		ASSERT_EQ(200000, send(self->a, out, 200000, 0));
+		pthread_join(t, NULL);
+		ASSERT_LT(0, r.n);
+		ASSERT_EQ(200000 - r.n, sdp_read_full(self->b, in + r.n, 200000 - r.n));
+		EXPECT_EQ(-1, stream_check(63, (unsigned long long)i * 200000, in, 200000));
+	}
+	if (self->rdma) {
+		EXPECT_EQ(SRCAVAIL_MAX >> 10, vm_pin());
+		EXPECT_EQ(1, sdp_stat("ZcopyCacheMisses") - misses);
+		EXPECT_EQ(3, sdp_stat("ZcopyCacheHits") - hits);
+		EXPECT_LT(0, rd_written(_metadata, self));
+	}
+	EXPECT_EQ(0, vm_pin_within(0, 100));
+	ASSERT_EQ(0, munmap(in, SRCAVAIL_MAX));
+	free(out);
+	prove_pair(_metadata, &self->pr, self->a, variant->sdp);
 }
 
 TEST_HARNESS_MAIN

@@ -56,8 +56,9 @@
 /*
  * setsockopt/getsockopt(SOL_SDP, SDP_ZCOPY_THRESH, int): a blocking send
  * offers user memory of at least this many bytes (per iovec) for the peer
- * to RDMA Read, instead of copying it; 0 never does. Unset: the namespace's
- * net.sdp.zcopy_thresh.
+ * to RDMA Read, instead of copying it; a blocking read of as many, finding
+ * nothing to read, offers its buffer for the peer to RDMA Write the bytes
+ * into. 0 never does. Unset: the namespace's net.sdp.zcopy_thresh.
  */
 #define SDP_ZCOPY_THRESH	6
 /*
@@ -155,6 +156,14 @@ struct sdp_info {
 	__u32	zc_reads;
 	__u64	zc_tx_bytes;
 	__u64	zc_rx_bytes;
+	/*
+	 * Zero-copy receive (of tx_bytes and rx_bytes): bytes we RDMA Wrote
+	 * into the peer's SinkAvails, and the writes; bytes it wrote into
+	 * our readers' buffers.
+	 */
+	__u64	zw_tx_bytes;
+	__u64	zw_rx_bytes;
+	__u32	zw_writes;
 };
 
 /*
