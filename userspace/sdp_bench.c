@@ -10,7 +10,7 @@
  *   sdp_bench -l [-f FAM] ADDR PORT                 serve any of the below
  *   sdp_bench [-f FAM] [-w WAIT] ADDR PORT pp SIZE N SECS
  *                                                   N round trips (or SECS)
- *   sdp_bench [-f FAM] [-P STREAMS] [-z] ADDR PORT stream tx|rx|bidir SIZE SECS
+ *   sdp_bench [-f FAM] [-P STREAMS] [-z] [-Z THRESH] ADDR PORT stream tx|rx|bidir SIZE SECS
  *   sdp_bench [-f FAM] [-w WAIT] [-P DIALERS] ADDR PORT many N SIZE SECS
  *                                                   N streams in one thread
  *   sdp_bench [-f FAM] [-P DIALERS] ADDR PORT hold N   N idle connections
@@ -33,6 +33,9 @@
  * -z sends a stream as TCP's MSG_ZEROCOPY users do: SO_ZEROCOPY, a ring of
  * buffers, each written again only once the error queue says the kernel is
  * done with it; zc_copied= counts the sends notified as copied.
+ * -Z sets SDP_ZCOPY_THRESH on every SDP socket this end opens (a server's
+ * accepted ones inherit it): 0 copies its sends and reads, so a pair may
+ * have zero-copy sends without reads in place, or reads without sends.
  * Both ends raise RLIMIT_NOFILE to hold tens of thousands of sockets.
  */
 #include <arpa/inet.h>
@@ -78,6 +81,7 @@ static int fam = AF_INET;
 static const char *fam_name = "tcp";
 static int wait_mode = -1;	/* -w; per workload default when unset */
 static bool msg_zc;		/* -z */
+static int zc_thresh = -1;	/* -Z; unset: the namespace's */
 static unsigned long long zc_copied;
 static struct sockaddr_in sin_addr = { .sin_family = AF_INET };
 
@@ -563,12 +567,20 @@ static void sink_add(int fd, int wait)
 	pthread_mutex_unlock(&sink_lock);
 }
 
+/* -Z: the socket's zero-copy threshold, if set and it is SDP's. */
+static int zc_thresh_set(int fd)
+{
+	if (zc_thresh < 0 || fam != sdp_family())
+		return 0;
+	return setsockopt(fd, SOL_SDP, SDP_ZCOPY_THRESH, &zc_thresh, sizeof(zc_thresh));
+}
+
 static void __attribute__((noreturn)) serve(void)
 {
 	int one = 1, l = socket(fam, SOCK_STREAM, 0);
 	pthread_attr_t attr;
 
-	if (l < 0 || setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	if (l < 0 || zc_thresh_set(l) || setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
 	    bind(l, (struct sockaddr *)&sin_addr, sizeof(sin_addr)) || listen(l, 1024))
 		die("listen");
 	pthread_attr_init(&attr);
@@ -616,7 +628,7 @@ static int dial(enum mode mode, size_t size, double secs)
 			 htonl(wait_mode < 0 ? W_BLOCK : wait_mode) };
 	int fd = socket(fam, SOCK_STREAM, 0);
 
-	if (fd < 0)
+	if (fd < 0 || zc_thresh_set(fd))
 		die("socket");
 	if (connect(fd, (struct sockaddr *)&sin_addr, sizeof(sin_addr)))
 		die("connect");
@@ -972,7 +984,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: sdp_bench -l [-f tcp|sdp|smc] ADDR PORT\n"
 		"       sdp_bench [-f FAM] [-w block|poll|epoll] ADDR PORT pp SIZE N SECS\n"
-		"       sdp_bench [-f FAM] [-P STREAMS] [-z] ADDR PORT stream tx|rx|bidir SIZE SECS\n"
+		"       sdp_bench [-f FAM] [-P STREAMS] [-z] [-Z THRESH] ADDR PORT stream tx|rx|bidir SIZE SECS\n"
 		"       sdp_bench [-f FAM] [-w poll|epoll] [-P DIALERS] ADDR PORT many N SIZE SECS\n"
 		"       sdp_bench [-f FAM] [-P DIALERS] ADDR PORT hold N\n");
 	exit(2);
@@ -983,10 +995,15 @@ int main(int argc, char **argv)
 	int listen_mode = 0, streams = 1, c;
 	char **arg;
 
-	while ((c = getopt(argc, argv, "lf:P:w:z")) != -1) {
+	while ((c = getopt(argc, argv, "lf:P:w:zZ:")) != -1) {
 		switch (c) {
 		case 'z':
 			msg_zc = true;
+			break;
+		case 'Z':
+			zc_thresh = atoi(optarg);
+			if (zc_thresh < 0)
+				usage();
 			break;
 		case 'l':
 			listen_mode = 1;

@@ -223,7 +223,12 @@ void sdp_conn_zc_revoke(struct sdp_conn *c);
 /* How a SrcAvail ended (sdp_conn_zc_end()). */
 enum sdp_zc_end { SDP_ZC_READ, SDP_ZC_DECLINED, SDP_ZC_ENDED };
 size_t sdp_conn_zc_end(struct sdp_conn *c, struct msghdr *msg, int *how);
-/* sdp_zr.c: a receive by SinkAvail (the same cancel bound) */
+/*
+ * sdp_zr.c: a receive by SinkAvail (the same cancel bound); one no bytes
+ * came into for this long is asked back, and the read waits as any other:
+ * an idle reader holds no pinned buffer, no memory region
+ */
+#define SDP_ZR_WAIT_MS		200
 bool sdp_conn_zr_recv(struct sdp_conn *c, struct msghdr *msg, u32 thresh);
 bool sdp_conn_zr_busy(const struct sdp_conn *c);
 void sdp_conn_zr_cancel(struct sdp_conn *c);

@@ -121,15 +121,19 @@ static bool sdp_zc_out(struct sdp_conn *c, bool recv)
 	return recv ? sdp_conn_zr_busy(c) : sdp_conn_zc_busy(c);
 }
 
-/* A read's SinkAvail found bytes queued meanwhile: they came first, it is not wanted. */
-static bool sdp_zr_overtaken(struct sdp_sock *ssk, bool recv)
+/*
+ * A read's SinkAvail is not wanted: bytes were queued meanwhile (they came
+ * first), or none came by @expire.
+ */
+static bool sdp_zr_overtaken(struct sdp_sock *ssk, bool recv, unsigned long expire)
 {
-	return recv && READ_ONCE(sdp_view(ssk)->rx_avail);
+	return recv && (READ_ONCE(sdp_view(ssk)->rx_avail) || time_after_eq(jiffies, expire));
 }
 
 /*
  * Our SrcAvail (or, @recv, SinkAvail) is out: wait till no one can read
- * (or write) the pages any more. A signal or SO_SNDTIMEO (SO_RCVTIMEO)
+ * (or write) the pages any more. A SinkAvail is asked back once bytes are
+ * queued instead, or none came within SDP_ZR_WAIT_MS. A signal or SO_SNDTIMEO (SO_RCVTIMEO)
  * asks the peer to stop (SrcAvailCancel, SinkAvailCancel), and the wait
  * goes on for its answer, killable, uninterruptible once killed (the
  * process's exit must not leave the pages to the peer); one not given
@@ -142,8 +146,9 @@ static int sdp_wait_zc(struct sdp_sock *ssk, long *timeo, bool recv)
 	DEFINE_WAIT_FUNC(wait, woken_wake_function);
 	struct sock *sk = &ssk->sk;
 	struct sdp_conn *c = ssk->conn;
-	unsigned long deadline = 0;
+	unsigned long deadline = 0, expire = jiffies + msecs_to_jiffies(SDP_ZR_WAIT_MS);
 	bool asked = false;
+	long left, slice;
 	int err = 0;
 
 	while (sdp_zc_out(c, recv)) {
@@ -162,7 +167,7 @@ static int sdp_wait_zc(struct sdp_sock *ssk, long *timeo, bool recv)
 			else
 				sdp_conn_zc_cancel(c);
 			deadline = jiffies + msecs_to_jiffies(SDP_ZC_CANCEL_MS);
-		} else if (!err && !asked && sdp_zr_overtaken(ssk, recv)) {
+		} else if (!err && !asked && sdp_zr_overtaken(ssk, recv, expire)) {
 			/* (withdrawn if not sent yet; else the answer, of none, is on its way) */
 			sdp_conn_zr_cancel(c);
 			asked = true;
@@ -180,10 +185,15 @@ static int sdp_wait_zc(struct sdp_sock *ssk, long *timeo, bool recv)
 				   TASK_UNINTERRUPTIBLE : TASK_KILLABLE, HZ / 10);
 			lock_sock(sk);
 		} else {
-			sk_wait_event(sk, timeo, !sdp_zc_out(c, recv) || sdp_conn_deferred(c) ||
-				      (!asked && sdp_zr_overtaken(ssk, recv)) ||
+			/* (a read's SinkAvail wakes to be asked back at @expire) */
+			slice = left = recv && !asked ?
+				min_t(long, *timeo, max_t(long, expire - jiffies, 1)) : *timeo;
+			sk_wait_event(sk, &left, !sdp_zc_out(c, recv) || sdp_conn_deferred(c) ||
+				      (!asked && sdp_zr_overtaken(ssk, recv, expire)) ||
 				      READ_ONCE(sk->sk_state) == TCP_CLOSE ||
 				      READ_ONCE(sk->sk_err), &wait);
+			if (*timeo != MAX_SCHEDULE_TIMEOUT)
+				*timeo -= slice - left;
 		}
 		remove_wait_queue(sk_sleep(sk), &wait);
 		sdp_conn_flush(c);

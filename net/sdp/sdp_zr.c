@@ -198,7 +198,8 @@ void sdp_zr_revoke(struct sdp_conn *c)
 
 /*
  * The reader takes its pages back, with what the peer wrote into them
- * (returned, the iterator moved past it).
+ * (returned, the iterator moved past it). The buffer is kept for the next
+ * read only if bytes came into it: an idle reader's goes.
  */
 size_t sdp_conn_zr_end(struct sdp_conn *c, struct msghdr *msg)
 {
@@ -206,7 +207,7 @@ size_t sdp_conn_zr_end(struct sdp_conn *c, struct msghdr *msg)
 	size_t got = a->got;
 
 	sdp_zbuf_written(a->buf);
-	sdp_zbuf_put(c, a->buf, !a->ended);
+	sdp_zbuf_put(c, a->buf, !a->ended && got);
 	a->buf = NULL;
 	iov_iter_advance(&msg->msg_iter, got);
 	WRITE_ONCE(a->state, SDP_ZR_IDLE);

@@ -243,23 +243,21 @@ say("  CPU seconds per GB moved (whole VM, both ends, one 64 KiB stream): TCP %s
 # ---- copy against zero-copy
 if sizes("zc"):
     say()
-    say("SDP's sends copied (zcopy_thresh 0) against zero-copy (SrcAvail, RDMA Read):")
-    say("blocking sends (zcopy) and MSG_ZEROCOPY's (async: a ring of 8 buffers, each")
-    say("reused once notified); one sdp_bench stream; MB/s and CPU s per GB (whole VM,")
-    say("both ends); the limit is ib_read_bw -R.")
-    head = ["size", "copy", "zcopy", "async", "zcopy/copy", "async/copy", "CPU copy",
-            "CPU zcopy", "CPU async", "ib_read_bw"]
+    say("SDP's sends and reads copied (SDP_ZCOPY_THRESH 0 both ends) against zero-copy")
+    say("sends (SrcAvail, RDMA Read): blocking (zcopy) and MSG_ZEROCOPY's (async: a ring")
+    say("of 8 buffers, each reused once notified); reads in place (inplace: the sender")
+    say("copies, the reader's SinkAvail is RDMA Written); both; one sdp_bench stream;")
+    say("MB/s and CPU s per GB (whole VM, both ends); the limit is ib_read_bw -R.")
+    modes = ("copy", "zcopy", "async", "inplace", "both")
+    head = ["size"] + list(modes) + ["%s/copy" % m for m in modes[1:]] + \
+           ["CPU %s" % m for m in modes] + ["ib_read_bw"]
     body = []
     for s_ in sizes("zc"):
-        c = get("zc", "SDP copy", SB, s_, "mbytes_per_s")
-        z = get("zc", "SDP zcopy", SB, s_, "mbytes_per_s")
-        a_ = get("zc", "SDP async", SB, s_, "mbytes_per_s")
-        body.append([human(s_), fmt(c), fmt(z), fmt(a_), fmt(ratio(z, c), 2),
-                     fmt(ratio(a_, c), 2),
-                     fmt(get("zc", "SDP copy", SB, s_, "cpu_s_per_gb")),
-                     fmt(get("zc", "SDP zcopy", SB, s_, "cpu_s_per_gb")),
-                     fmt(get("zc", "SDP async", SB, s_, "cpu_s_per_gb")),
-                     fmt(get("zc", "verbs", "ib_read_bw", s_, "mbytes_per_s"))])
+        v = [get("zc", "SDP " + m, SB, s_, "mbytes_per_s") for m in modes]
+        body.append([human(s_)] + [fmt(x) for x in v] +
+                    [fmt(ratio(x, v[0]), 2) for x in v[1:]] +
+                    [fmt(get("zc", "SDP " + m, SB, s_, "cpu_s_per_gb")) for m in modes] +
+                    [fmt(get("zc", "verbs", "ib_read_bw", s_, "mbytes_per_s"))])
     table(head, body)
 
 # ---- setup

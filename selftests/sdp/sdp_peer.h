@@ -73,6 +73,8 @@ struct peer {
 	int rd_in;
 	/* its Hello's or HelloAck's adverts: it takes the kernel's SrcAvails */
 	int adverts;
+	/* its Hello's or HelloAck's caps: CAP_SINKAVAIL, it takes the kernel's SinkAvails */
+	int caps;
 	struct ibv_mr *zc_mr;	/* zc: its zero-copy region */
 	unsigned char *zc;
 	int read_status;	/* its last RDMA Read's, -1 until it completes */
@@ -294,6 +296,7 @@ static inline int peer_accept(struct peer *p, struct hh *hello, int *hello_len)
 	hah.ipv_cap = hello->ipv_cap;
 	hah.actrcvsz = htonl(PEER_SIZE);
 	hah.ext_max_adverts = p->adverts;
+	hah.caps = p->caps;
 	conn_param(&param, &hah, sizeof(hah), p);
 	if (rdma_accept(p->id, &param))
 		return -1;
@@ -444,14 +447,17 @@ static inline void next_header(struct peer *p, struct bsdh *h, uint8_t mid, uint
 	h->mseq_ack = htonl(p->rx_mseq);
 }
 
-/* A zero-copy region of @size bytes: the kernel may read it, we may read into it. */
+/*
+ * A zero-copy region of @size bytes: the kernel may read it (our SrcAvail)
+ * or write it (our SinkAvail), we may read into it or write from it.
+ */
 static inline int peer_zc_region(struct peer *p, size_t size)
 {
 	p->zc = calloc(1, size);
 	if (!p->zc)
 		return -1;
-	p->zc_mr = ibv_reg_mr(p->pd, p->zc, size,
-			      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+	p->zc_mr = ibv_reg_mr(p->pd, p->zc, size, IBV_ACCESS_LOCAL_WRITE |
+			      IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
 	return p->zc_mr ? 0 : -1;
 }
 
@@ -463,13 +469,18 @@ static inline int send_srcavail(struct peer *p, uint64_t addr, uint32_t rkey, ui
 	return send_msg(p, MID_SRCAVAIL, &sa, sizeof(sa));
 }
 
-/* RDMA Read @len bytes of the kernel's at @raddr into our region; its status or -1. */
-static inline int peer_read(struct peer *p, uint64_t raddr, uint32_t rkey, uint32_t len)
+/*
+ * RDMA Read @len bytes of the kernel's at @raddr into our region, or
+ * (@write) Write them there from it; its status or -1.
+ */
+static inline int peer_rdma(struct peer *p, uint64_t raddr, uint32_t rkey, uint32_t len,
+			    bool write)
 {
 	struct ibv_sge sge = { .addr = (uintptr_t)p->zc, .length = len, .lkey = p->zc_mr->lkey };
 	struct ibv_send_wr wr = {
 		.wr_id = PEER_READ_WRID, .sg_list = &sge, .num_sge = 1,
-		.opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED,
+		.opcode = write ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ,
+		.send_flags = IBV_SEND_SIGNALED,
 		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
 	}, *bad;
 

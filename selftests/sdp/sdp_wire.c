@@ -110,6 +110,7 @@ static void client_up(struct __test_metadata *_metadata,
 	self->p.rd_atomic = keep.rd_atomic;
 	self->p.rd_in = keep.rd_in;
 	self->p.adverts = keep.adverts;
+	self->p.caps = keep.caps;
 	self->sfd = self->good[0] = self->good[1] = -1;
 	baseline_read(&self->before);
 	ASSERT_LE(0, self->before.qps);
@@ -125,6 +126,7 @@ static void client_up(struct __test_metadata *_metadata,
 	} else {
 		good_hello(&hello, PEER_BUFS - 1);
 		hello.max_adverts = self->p.adverts;
+		hello.caps = self->p.caps;
 		ASSERT_EQ(0, peer_connect(&self->p, &self->addr, &hello, self->hello,
 					  sizeof(self->hello), &self->hello_len));
 		if (self->p.own_qp)
@@ -341,7 +343,8 @@ static void mid_fault(struct __test_metadata *_metadata,
 
 /*
  * Every message id but Data, DisConn and Abort: the ones SDP has that we
- * never invite (we offer no adverts, never resize), and some it has not.
+ * never invite here (the peer offered no adverts; we never resize, and
+ * have no SinkAvail out), a SinkAvail of nothing, and ids SDP has not.
  */
 FIXTURE(evil_mid) {
 	FIXTURE_DATA(evil_client) c;
@@ -365,8 +368,8 @@ MID_VARIANT(rdmardcompl, 0x06, "UnexpectedMid");
 MID_VARIANT(srcavail_cancel, 0x08, "UnexpectedMid");
 MID_VARIANT(chrcvbuf, 0x0B, "UnexpectedMid");
 MID_VARIANT(chrcvbuf_ack, 0x0C, "UnexpectedMid");
-/* (the kernel takes SinkAvails: one without its payload) */
-MID_VARIANT(sinkavail, 0xFD, "BadLen");
+/* (the kernel takes SinkAvails: one of zeroes offers nothing) */
+MID_VARIANT(sinkavail, 0xFD, "BadSinkAvail");
 /* (an answer to a SinkAvail of ours, when none is out) */
 MID_VARIANT(rdmawrcompl, 0x05, "UnexpectedMid");
 MID_VARIANT(srcavail, MID_SRCAVAIL, "UnexpectedMid");
@@ -2444,10 +2447,10 @@ static void zc_send_start(struct zc_send *z, int fd, size_t len, pthread_t *t)
 	pthread_create(t, NULL, zc_send_thread, z);
 }
 
-/* The kernel's SrcAvail: its fields; false if none came. */
-static bool got_srcavail(struct peer *p, struct srcah *sa)
+/* The kernel's SrcAvail (or @mid: SinkAvail): its fields; false if none came. */
+static bool got_avail(struct peer *p, int mid, struct srcah *sa)
 {
-	if (!peer_wait_for(p, MID_SRCAVAIL))
+	if (!peer_wait_for(p, mid))
 		return false;
 	memcpy(sa, p->last_zc + sizeof(struct bsdh), sizeof(*sa));
 	sa->len = ntohl(sa->len);
@@ -2497,16 +2500,16 @@ TEST_F(evil_zc, kernels_srcavail_is_read)
 	pthread_t t;
 
 	zc_send_start(&z, self->c.sfd, 200000, &t);
-	ASSERT_TRUE(got_srcavail(p, &sa));
+	ASSERT_TRUE(got_avail(p, MID_SRCAVAIL, &sa));
 	EXPECT_EQ(200000, sa.len);
-	EXPECT_EQ(IBV_WC_SUCCESS, peer_read(p, sa.vaddr, sa.rkey, sa.len));
+	EXPECT_EQ(IBV_WC_SUCCESS, peer_rdma(p, sa.vaddr, sa.rkey, sa.len, false));
 	EXPECT_EQ(-1, stream_check(32, 0, p->zc, sa.len));
 	rr.len = htonl(sa.len);
 	ASSERT_EQ(0, send_msg(p, MID_RDMARDCOMPL, &rr, sizeof(rr)));
 	pthread_join(t, NULL);
 	EXPECT_EQ(200000, z.n);
 	/* its key is dead once send() returned: our QP refuses the read */
-	EXPECT_NE(IBV_WC_SUCCESS, peer_read(p, sa.vaddr, sa.rkey, 4096));
+	EXPECT_NE(IBV_WC_SUCCESS, peer_rdma(p, sa.vaddr, sa.rkey, 4096, false));
 	self->c.refused = read_pkts(&self->c, 4096);
 	free(z.buf);
 	EXPECT_RESET(&self->c);
@@ -2521,7 +2524,7 @@ TEST_F(evil_zc1, rdmardcompl_beyond_the_srcavail)
 	pthread_t t;
 
 	zc_send_start(&z, self->c.sfd, 200000, &t);
-	ASSERT_TRUE(got_srcavail(&self->c.p, &sa));
+	ASSERT_TRUE(got_avail(&self->c.p, MID_SRCAVAIL, &sa));
 	ASSERT_EQ(0, conn_error_trace());
 	rr.len = htonl(sa.len + 1);
 	ASSERT_EQ(0, send_msg(&self->c.p, MID_RDMARDCOMPL, &rr, sizeof(rr)));
@@ -2543,8 +2546,8 @@ TEST_F(evil_zc, read_beyond_the_srcavail)
 	int status;
 
 	zc_send_start(&z, self->c.sfd, 200000, &t);
-	ASSERT_TRUE(got_srcavail(&self->c.p, &sa));
-	status = peer_read(&self->c.p, sa.vaddr + sa.len - 100, sa.rkey, 4096);
+	ASSERT_TRUE(got_avail(&self->c.p, MID_SRCAVAIL, &sa));
+	status = peer_rdma(&self->c.p, sa.vaddr + sa.len - 100, sa.rkey, 4096, false);
 	EXPECT_NE(IBV_WC_SUCCESS, status);
 	TH_LOG("our read: %s", status < 0 ? "no completion" : ibv_wc_status_str(status));
 	pthread_join(t, NULL);
@@ -2568,20 +2571,20 @@ TEST_F(evil_zc1, an_earlier_sends_key_reads_nothing)
 	int status;
 
 	zc_send_start(&z, self->c.sfd, 200000, &t);
-	ASSERT_TRUE(got_srcavail(p, &sa));
-	ASSERT_EQ(IBV_WC_SUCCESS, peer_read(p, sa.vaddr, sa.rkey, sa.len));
+	ASSERT_TRUE(got_avail(p, MID_SRCAVAIL, &sa));
+	ASSERT_EQ(IBV_WC_SUCCESS, peer_rdma(p, sa.vaddr, sa.rkey, sa.len, false));
 	rr.len = htonl(sa.len);
 	ASSERT_EQ(0, send_msg(p, MID_RDMARDCOMPL, &rr, sizeof(rr)));
 	pthread_join(t, NULL);
 	ASSERT_EQ(200000, z.n);
 	free(z.buf);
-	p->rx_n = 0;	/* (got_srcavail() looks for the next one) */
+	p->rx_n = 0;	/* (got_avail() looks for the next one) */
 	zc_send_start(&z, self->c.sfd, 200000, &t);
-	ASSERT_TRUE(got_srcavail(p, &sa2));
+	ASSERT_TRUE(got_avail(p, MID_SRCAVAIL, &sa2));
 	/* (a fast-registration key's low byte is the consumer's, the rest the region's) */
 	EXPECT_EQ(sa.rkey >> 8, sa2.rkey >> 8) TH_LOG("keys %#x, then %#x", sa.rkey, sa2.rkey);
 	EXPECT_NE(sa.rkey, sa2.rkey);
-	status = peer_read(p, sa2.vaddr, sa.rkey, 4096);
+	status = peer_rdma(p, sa2.vaddr, sa.rkey, 4096, false);
 	EXPECT_NE(IBV_WC_SUCCESS, status);
 	TH_LOG("our read with the earlier key: %s",
 	       status < 0 ? "no completion" : ibv_wc_status_str(status));
@@ -2599,7 +2602,7 @@ TEST_F(evil_zc1, sendsm_makes_the_send_copy)
 	pthread_t t;
 
 	zc_send_start(&z, self->c.sfd, 200000, &t);
-	ASSERT_TRUE(got_srcavail(&self->c.p, &sa));
+	ASSERT_TRUE(got_avail(&self->c.p, MID_SRCAVAIL, &sa));
 	ASSERT_EQ(0, send_msg(&self->c.p, MID_SENDSM, NULL, 0));
 	for (int i = 0; i < 100 && !__atomic_load_n(&z.n, __ATOMIC_ACQUIRE); i++) {
 		peer_poll(&self->c.p, 50);
@@ -2626,7 +2629,7 @@ static void send_until_cancel(struct __test_metadata *_metadata,
 
 	ASSERT_EQ(0, setsockopt(self->sfd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)));
 	zc_send_start(z, self->sfd, 200000, t);
-	ASSERT_TRUE(got_srcavail(&self->p, &sa));
+	ASSERT_TRUE(got_avail(&self->p, MID_SRCAVAIL, &sa));
 	ASSERT_TRUE(peer_wait_for(&self->p, MID_SRCAVAIL_CANCEL));
 }
 
@@ -2678,7 +2681,7 @@ TEST_F_TIMEOUT(evil_zc1, unread_srcavail_times_out, 30)
 	ASSERT_EQ(0, setsockopt(self->c.sfd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms)));
 	t0 = sdp_now();
 	zc_send_start(&z, self->c.sfd, 200000, &t);
-	ASSERT_TRUE(got_srcavail(&self->c.p, &sa));
+	ASSERT_TRUE(got_avail(&self->c.p, MID_SRCAVAIL, &sa));
 	pthread_join(t, NULL);
 	TH_LOG("send returned after %.1f s", sdp_now() - t0);
 	EXPECT_EQ(-1, z.n);
@@ -2686,6 +2689,243 @@ TEST_F_TIMEOUT(evil_zc1, unread_srcavail_times_out, 30)
 	EXPECT_EQ(before + 1, sdp_stat("TxTimeout"));
 	EXPECT_GT(4.5, sdp_now() - t0);
 	free(z.buf);
+}
+
+/*
+ * SinkAvail both ways, with a peer that takes the kernel's (its Hello's
+ * caps) and offers its own region for the kernel to write.
+ */
+FIXTURE(evil_sink) {
+	FIXTURE_DATA(evil_client) c;
+};
+
+FIXTURE_SETUP(evil_sink)
+{
+	self->c.p.caps = CAP_SINKAVAIL;
+	zc_up(_metadata, &self->c, false);
+}
+
+FIXTURE_TEARDOWN(evil_sink)
+{
+	client_down(_metadata, &self->c);
+}
+
+/* Offer @len bytes of our region at +@off for the kernel to write: a SinkAvail. */
+static int send_sinkavail(struct peer *p, uint32_t off, uint32_t rkey, uint32_t len)
+{
+	struct srcah sa = { htonl(len), htonl(rkey), htobe64(ZC_ADDR(p) + off) };
+
+	/* (acknowledging all the kernel sent: nothing of its crosses it) */
+	peer_poll(p, 50);
+	return send_msg(p, MID_SINKAVAIL, &sa, sizeof(sa));
+}
+
+/* The kernel's answer to our SinkAvail: the bytes it wrote; -1 if none came. */
+static long got_wrcompl(struct peer *p)
+{
+	if (!peer_wait_for(p, MID_RDMAWRCOMPL))
+		return -1;
+	return ntohl(((struct rrch *)(p->last_zc + sizeof(struct bsdh)))->len);
+}
+
+/*
+ * The kernel writes its next send into our SinkAvail and answers with how
+ * much; what it sends after comes as Data.
+ */
+TEST_F(evil_sink, kernel_writes_into_ours)
+{
+	long long writes = sdp_stat("ZcopyWrites");
+	struct peer *p = &self->c.p;
+	unsigned char out[30000];
+
+	ASSERT_EQ(0, send_sinkavail(p, 1, p->zc_mr->rkey, 100000));
+	usleep(100000);
+	stream_fill(33, 0, out, sizeof(out));
+	ASSERT_EQ(sizeof(out), send(self->c.sfd, out, sizeof(out), 0));
+	EXPECT_EQ(sizeof(out), got_wrcompl(p));
+	EXPECT_EQ(-1, stream_check(33, 0, p->zc + 1, sizeof(out)));
+	/* (the region held key 31's stream: not a byte past the send changed) */
+	EXPECT_EQ(-1, stream_check(31, 1 + sizeof(out), p->zc + 1 + sizeof(out), 4096))
+		TH_LOG("written past the send");
+	EXPECT_EQ(writes + 1, sdp_stat("ZcopyWrites"));
+	ASSERT_EQ(4, send(self->c.sfd, "tail", 4, 0));
+	peer_poll(p, 300);
+	EXPECT_EQ(0, memcmp(p->last_payload, "tail", 4));
+}
+
+/* A SinkAvail offering nothing, or more than 1 MiB, resets. */
+TEST_F(evil_sink, sinkavail_of_nothing)
+{
+	struct srcah sa = { 0, htonl(self->c.p.zc_mr->rkey), htobe64(ZC_ADDR(&self->c.p)) };
+
+	mid_fault(_metadata, &self->c, MID_SINKAVAIL, &sa, sizeof(sa), "BadSinkAvail");
+}
+
+TEST_F(evil_sink, sinkavail_too_long)
+{
+	struct srcah sa = { htonl((1 << 20) + 1), htonl(self->c.p.zc_mr->rkey),
+			    htobe64(ZC_ADDR(&self->c.p)) };
+
+	mid_fault(_metadata, &self->c, MID_SINKAVAIL, &sa, sizeof(sa), "BadSinkAvail");
+}
+
+/* A second SinkAvail before the first is answered resets. */
+TEST_F(evil_sink, second_sinkavail_unanswered)
+{
+	struct srcah sa = { htonl(4096), htonl(self->c.p.zc_mr->rkey), htobe64(ZC_ADDR(&self->c.p)) };
+
+	ASSERT_EQ(0, send_sinkavail(&self->c.p, 0, self->c.p.zc_mr->rkey, 4096));
+	mid_fault(_metadata, &self->c, MID_SINKAVAIL, &sa, sizeof(sa), "UnexpectedMid");
+}
+
+/* A SinkAvail under a key that names nothing: the kernel's write fails, it resets. */
+TEST_F(evil_sink, sinkavail_bad_rkey)
+{
+	long long before = sdp_stat("QpError");
+	struct peer *p = &self->c.p;
+
+	ASSERT_EQ(0, send_sinkavail(p, 0, p->zc_mr->rkey ^ 0x5500, 4096));
+	usleep(100000);
+	ASSERT_EQ(100, send(self->c.sfd, p->zc, 100, 0));
+	EXPECT_RESET(&self->c);
+	EXPECT_LT(before, sdp_stat("QpError"));
+}
+
+/* A kernel read waiting for data, in a thread: it offers its buffer. */
+struct sink_read {
+	int fd;
+	unsigned char buf[200000];
+	ssize_t n;
+	int err;
+};
+
+static void *sink_read_thread(void *arg)
+{
+	struct sink_read *r = arg;
+
+	r->n = recv(r->fd, r->buf, sizeof(r->buf), 0);
+	r->err = errno;
+	return NULL;
+}
+
+/* The kernel's read waits with its SinkAvail out; its fields in @sa. */
+static void sink_read_start(struct __test_metadata *_metadata, FIXTURE_DATA(evil_client) *c,
+			    struct sink_read *r, pthread_t *t, struct srcah *sa)
+{
+	r->fd = c->sfd;
+	ASSERT_EQ(0, pthread_create(t, NULL, sink_read_thread, r));
+	ASSERT_TRUE(got_avail(&c->p, MID_SINKAVAIL, sa));
+	EXPECT_EQ(sizeof(r->buf), sa->len);
+}
+
+/* We write into the kernel's SinkAvail and answer: its read returns our bytes. */
+TEST_F(evil_sink, we_write_into_the_kernels)
+{
+	long long bytes = sdp_stat("ZcopyRecvBytes");
+	struct sink_read *r = calloc(1, sizeof(*r));
+	struct peer *p = &self->c.p;
+	struct rrch rr = { htonl(5000) };
+	struct srcah sa;
+	pthread_t t;
+
+	ASSERT_NE(NULL, r);
+	sink_read_start(_metadata, &self->c, r, &t, &sa);
+	stream_fill(34, 0, p->zc, 5000);
+	EXPECT_EQ(IBV_WC_SUCCESS, peer_rdma(p, sa.vaddr, sa.rkey, 5000, true));
+	ASSERT_EQ(0, send_msg(p, MID_RDMAWRCOMPL, &rr, sizeof(rr)));
+	pthread_join(t, NULL);
+	EXPECT_EQ(5000, r->n) TH_LOG("%s", strerror(r->err));
+	EXPECT_EQ(-1, stream_check(34, 0, r->buf, 5000));
+	EXPECT_EQ(bytes + 5000, sdp_stat("ZcopyRecvBytes"));
+	/* its key died before the read returned: our QP's write is refused */
+	EXPECT_NE(IBV_WC_SUCCESS, peer_rdma(p, sa.vaddr, sa.rkey, 100, true));
+	self->c.refused = 1;
+	free(r);
+	EXPECT_RESET(&self->c);
+}
+
+/*
+ * Our message @h (@len bytes of @payload) while the kernel's read waits on
+ * its SinkAvail is a fault named @counter: the read ends with ECONNRESET
+ * (or, @queued, the bytes queued before it), an Abort comes.
+ */
+static void sink_fault(struct __test_metadata *_metadata, FIXTURE_DATA(evil_client) *c,
+		       struct sink_read *r, pthread_t t, struct bsdh *h, const void *payload,
+		       uint32_t len, const char *counter, const char *queued)
+{
+	long long before = sdp_stat(counter), aborts = sdp_stat("AbortSent");
+
+	ASSERT_EQ(0, conn_error_trace());
+	ASSERT_EQ(0, send_raw(&c->p, h, payload, len));
+	pthread_join(t, NULL);
+	if (queued && r->n > 0) {
+		EXPECT_EQ(strlen(queued), r->n);
+		EXPECT_EQ(0, memcmp(r->buf, queued, strlen(queued)));
+	} else {
+		EXPECT_EQ(-1, r->n);
+		EXPECT_EQ(ECONNRESET, r->err) TH_LOG("%s", strerror(r->err));
+	}
+	EXPECT_EQ(before + 1, sdp_stat(counter));
+	EXPECT_EQ(aborts + 1, sdp_stat("AbortSent"));
+	EXPECT_TRUE(peer_wait_for(&c->p, MID_ABORT));
+	EXPECT_TRUE(conn_error_traced(counter)) TH_LOG("no sdp_conn_error %s", counter);
+}
+
+/* An answer of more than the kernel offered resets, and its read. */
+TEST_F(evil_sink, rdmawrcompl_beyond_the_sinkavail)
+{
+	struct sink_read *r = calloc(1, sizeof(*r));
+	struct srcah sa;
+	struct rrch rr;
+	struct bsdh h;
+	pthread_t t;
+
+	ASSERT_NE(NULL, r);
+	sink_read_start(_metadata, &self->c, r, &t, &sa);
+	rr.len = htonl(sa.len + 1);
+	next_header(&self->c.p, &h, MID_RDMAWRCOMPL, sizeof(rr));
+	sink_fault(_metadata, &self->c, r, t, &h, &rr, sizeof(rr), "BadRdmaWrCompl", NULL);
+	free(r);
+}
+
+/* Once we saw the kernel's SinkAvail, Data before our answer resets. */
+TEST_F(evil_sink, data_after_seeing_the_kernels_sinkavail)
+{
+	struct sink_read *r = calloc(1, sizeof(*r));
+	struct srcah sa;
+	struct bsdh h;
+	pthread_t t;
+
+	ASSERT_NE(NULL, r);
+	sink_read_start(_metadata, &self->c, r, &t, &sa);
+	next_header(&self->c.p, &h, MID_DATA, 4);
+	sink_fault(_metadata, &self->c, r, t, &h, "late", 4, "UnexpectedMid", NULL);
+	free(r);
+}
+
+/*
+ * Data that crossed the kernel's SinkAvail (acknowledging the message
+ * before it) comes first: the read asks for its SinkAvail back. An answer
+ * of bytes written after that Data resets.
+ */
+TEST_F(evil_sink, bytes_written_after_data_that_crossed)
+{
+	struct sink_read *r = calloc(1, sizeof(*r));
+	struct peer *p = &self->c.p;
+	struct rrch rr = { htonl(10) };
+	struct srcah sa;
+	struct bsdh h;
+	pthread_t t;
+
+	ASSERT_NE(NULL, r);
+	sink_read_start(_metadata, &self->c, r, &t, &sa);
+	next_header(p, &h, MID_DATA, 5);
+	h.mseq_ack = htonl(p->rx_mseq - 1);
+	ASSERT_EQ(0, send_raw(p, &h, "cross", 5));
+	EXPECT_TRUE(peer_wait_for(p, MID_SINKAVAIL_CANCEL));
+	next_header(p, &h, MID_RDMAWRCOMPL, sizeof(rr));
+	sink_fault(_metadata, &self->c, r, t, &h, &rr, sizeof(rr), "BadRdmaWrCompl", "cross");
+	free(r);
 }
 
 TEST_HARNESS_MAIN
