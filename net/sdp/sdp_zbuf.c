@@ -21,10 +21,11 @@
  * connection's idle ones go first when a send would go over. MSG_ZEROCOPY's
  * pages, counted by their notification as TCP's, are never kept: they may
  * go back in softirq, where a notifier cannot be removed. A connection has
- * as many buffers as sends it may queue, allocated at its first zero-copy
- * send (an idle connection pays nothing); its resources' release takes
- * them all but a blocking sender's, whose pages are its own again when it
- * returns (sdp_conn_zc_end()).
+ * as many buffers as sends it may queue and one for its reader, allocated
+ * at its first zero-copy send or read (an idle connection pays nothing);
+ * its resources' release takes them all but a blocking sender's or a
+ * reader's, whose pages are its own again when it returns
+ * (sdp_conn_zc_end(), sdp_conn_zr_end()).
  */
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
