@@ -11,9 +11,11 @@
  * stays pinned for the next read into it (sdp_zbuf.c). The peer takes a
  * SinkAvail only if nothing it sent crossed it (its last message is the one
  * the SinkAvail acknowledges): bytes that crossed come first, so then it
- * writes none (sdp_proto_check() holds it to that). A signal or
- * SO_RCVTIMEO asks for the buffer back (SinkAvailCancel); the answer still
- * comes, with what was written.
+ * writes none (sdp_proto_check() holds it to that). One still waiting to
+ * go (for its registration, or credits) when bytes come is withdrawn: it
+ * would acknowledge them, and the peer's next bytes would land before them.
+ * A signal or SO_RCVTIMEO asks for the buffer back (SinkAvailCancel); the
+ * answer still comes, with what was written.
  *
  * Source: a peer's SinkAvail taken, our bytes go into send slots as always,
  * but those are RDMA Written into it instead of sent; the answer follows
@@ -76,6 +78,17 @@ void sdp_zr_crossed(struct sdp_conn *c)
 	c->zr.crossed = true;
 }
 
+/*
+ * Nothing of the stream waits to be read: a SinkAvail may offer the
+ * reader's buffer for the next bytes. Checked again as it goes, since it may
+ * wait for its registration or for credits while bytes come.
+ */
+static bool sdp_zr_stream_empty(const struct sdp_conn *c)
+{
+	return !c->rx_ready_bytes && !c->zsink.reading &&
+	       !test_bit(SDP_C_RCVD_DISCONN, &c->flags);
+}
+
 /* RdmaWrCompl: @len bytes written into our reader's pages (bounded by sdp_proto_check()). */
 void sdp_zr_wrcompl(struct sdp_conn *c, u32 len)
 {
@@ -102,6 +115,11 @@ int sdp_zr_push(struct sdp_conn *c)
 	struct sdp_zr_adv *a = &c->zr;
 	int err;
 
+	/* bytes came first: withdrawn, the reader takes them (its SinkAvail would ack them) */
+	if (a->state == SDP_ZR_QUEUED && !sdp_zr_stream_empty(c)) {
+		sdp_zr_finish(c);
+		return 0;
+	}
 	if (a->state == SDP_ZR_QUEUED && !a->reg.registered && sdp_zc_may_register(c)) {
 		err = sdp_zc_reg_post(c, &a->reg, a->buf->mr,
 				      IB_ACCESS_REMOTE_WRITE | IB_ACCESS_LOCAL_WRITE);
@@ -140,8 +158,8 @@ bool sdp_conn_zr_recv(struct sdp_conn *c, struct msghdr *msg, u32 thresh)
 	size_t len;
 
 	if (!thresh || !c->v.live || !c->started || !c->zr_peer || c->failed ||
-	    c->rx_ready_bytes || c->zsink.reading || a->state != SDP_ZR_IDLE ||
-	    test_bit(SDP_C_RCVD_DISCONN, &c->flags) || test_bit(SDP_C_CM_GONE, &c->flags) ||
+	    !sdp_zr_stream_empty(c) || a->state != SDP_ZR_IDLE ||
+	    test_bit(SDP_C_CM_GONE, &c->flags) ||
 	    !sdp_iter_user_seg(&msg->msg_iter, &addr, &len) || len < thresh)
 		return false;
 	len = min_t(size_t, len, SDP_SRCAVAIL_MAX);

@@ -2854,6 +2854,44 @@ TEST_F(evil_sink, we_write_into_the_kernels)
 }
 
 /*
+ * Data that comes while the kernel's SinkAvail waits to go (here for
+ * credits, which come with the Data) is read first: the SinkAvail is
+ * withdrawn, never sent acknowledging it, so that no bytes of ours written
+ * after it could land before it.
+ */
+TEST_F(evil_sink, data_while_the_sinkavail_waits_goes_first)
+{
+	long long pins = sdp_stat("ZcopyCacheMisses");
+	struct sink_read *r = calloc(1, sizeof(*r));
+	struct peer *p = &self->c.p;
+	struct bsdh h;
+	pthread_t t;
+	int i;
+
+	ASSERT_NE(NULL, r);
+	/* only the kernel's control credit left: its SinkAvail cannot go */
+	peer_poll(p, 50);
+	next_header(p, &h, MID_DATA, 0);
+	h.bufs = htons(1);
+	ASSERT_EQ(0, send_raw(p, &h, NULL, 0));
+	r->fd = self->c.sfd;
+	ASSERT_EQ(0, sdp_setint(r->fd, SOL_SDP, SDP_ZCOPY_THRESH, 65536));
+	ASSERT_EQ(0, pthread_create(&t, NULL, sink_read_thread, r));
+	/* its buffer pinned, within the 200 ms before the read asks it back */
+	for (i = 0; i < 1000 && sdp_stat("ZcopyCacheMisses") == pins; i++)
+		usleep(2000);
+	ASSERT_LT(pins, sdp_stat("ZcopyCacheMisses"));
+	next_header(p, &h, MID_DATA, 5);
+	ASSERT_EQ(0, send_raw(p, &h, "first", 5));
+	pthread_join(t, NULL);
+	EXPECT_EQ(5, r->n) TH_LOG("%s", strerror(r->err));
+	EXPECT_EQ(0, memcmp(r->buf, "first", 5));
+	peer_poll(p, 100);
+	EXPECT_FALSE(peer_got(p, MID_SINKAVAIL));
+	free(r);
+}
+
+/*
  * Our message @h (@len bytes of @payload) while the kernel's read waits on
  * its SinkAvail is a fault named @counter: the read ends with ECONNRESET
  * (or, @queued, the bytes queued before it), an Abort comes.
