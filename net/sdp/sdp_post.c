@@ -54,19 +54,14 @@ static int sdp_post(struct sdp_conn *c, const struct ib_send_wr *wr)
 	return err;
 }
 
-/* A signalled SEND or RDMA Write of @len bytes at @dma (inline when they fit). */
-static int sdp_post_out(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len,
+/* A signalled SEND or RDMA Write of @sge's bytes (inline when they fit). */
+static int sdp_post_sge(struct sdp_conn *c, struct sdp_wr *wr, struct ib_sge *sge,
 			enum ib_wr_opcode opcode, u64 raddr, u32 rkey)
 {
-	struct ib_sge sge = {
-		.addr	= dma,
-		.length	= len,
-		.lkey	= c->lkey,
-	};
 	struct ib_rdma_wr rwr = {
 		.wr = {
 			.wr_cqe		= &wr->cqe,
-			.sg_list	= &sge,
+			.sg_list	= sge,
 			.num_sge	= 1,
 			.opcode		= opcode,
 			.send_flags	= IB_SEND_SIGNALED,
@@ -75,10 +70,23 @@ static int sdp_post_out(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len,
 		.rkey		= rkey,
 	};
 
-	if (len <= c->max_inline)
+	if (sge->length <= c->max_inline)
 		rwr.wr.send_flags |= IB_SEND_INLINE;
-	ib_dma_sync_single_for_device(c->sdev->ibdev, dma, len, DMA_TO_DEVICE);
 	return sdp_post(c, &rwr.wr);
+}
+
+/* ... of @len bytes at @dma, in our memory */
+static int sdp_post_out(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len,
+			enum ib_wr_opcode opcode, u64 raddr, u32 rkey)
+{
+	struct ib_sge sge = {
+		.addr	= dma,
+		.length	= len,
+		.lkey	= c->lkey,
+	};
+
+	ib_dma_sync_single_for_device(c->sdev->ibdev, dma, len, DMA_TO_DEVICE);
+	return sdp_post_sge(c, wr, &sge, opcode, raddr, rkey);
 }
 
 int sdp_post_send(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len)
@@ -122,6 +130,19 @@ int sdp_post_write(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len,
 		   u64 raddr, u32 rkey)
 {
 	return sdp_post_out(c, wr, dma, len, IB_WR_RDMA_WRITE, raddr, rkey);
+}
+
+/* ... from the start of @mr (a user buffer's, registered for local use) */
+int sdp_post_write_mr(struct sdp_conn *c, struct sdp_wr *wr, struct ib_mr *mr, u32 len,
+		      u64 raddr, u32 rkey)
+{
+	struct ib_sge sge = {
+		.addr	= mr->iova,
+		.length	= len,
+		.lkey	= mr->lkey,
+	};
+
+	return sdp_post_sge(c, wr, &sge, IB_WR_RDMA_WRITE, raddr, rkey);
 }
 
 /* Register @mr (mapped already, ib_map_mr_sg()) with @access, under its rkey. */

@@ -287,14 +287,21 @@ struct sdp_zc_buf {
  * The source side: a send's buffer, from sdp_conn_zc_send() to
  * sdp_conn_zc_end() (the sender's own call, which may come after the
  * connection's resources are gone: so kept outside them), or, for
- * MSG_ZEROCOPY's (@uarg), to sdp_zc_async_end().
+ * MSG_ZEROCOPY's (@uarg), to sdp_zc_async_end(). Offered by SrcAvail, or
+ * (@write) RDMA Written into the peer's SinkAvail we hold.
  */
 struct sdp_zc_src {
 	u8			state;		/* enum sdp_zc_state */
 	bool			cancel;		/* a SrcAvailCancel is to be sent */
 	bool			ended;		/* the connection ended under it */
+	bool			write;		/* written to @raddr, @rkey (SDP_ZC_OUT: posted) */
+	bool			wr_done;	/* the write completed, with wr_status */
+	u8			wr_status;
 	u32			len;		/* bytes offered */
-	u32			acked;		/* of them, read by the peer */
+	u32			acked;		/* of them, read by the peer (or written) */
+	u32			rkey;
+	u64			raddr;
+	struct sdp_wr		wr;		/* the write's */
 	u32			copied;		/* of the rest, copied (SDP_ZC_COPY) */
 	struct ubuf_info	*uarg;		/* MSG_ZEROCOPY's notification, or NULL */
 	struct sdp_zc_buf	*buf;		/* its pages and MR (registered once it is the oldest) */
@@ -482,7 +489,7 @@ static inline u32 sdp_read_wrs(const struct sdp_dev *sdev)
 	return sdev->quirks.read_fence ? 2 : 1;
 }
 
-/* Our oldest send by SrcAvail (IDLE when none is queued). */
+/* Our oldest zero-copy send (IDLE when none is queued). */
 static inline struct sdp_zc_src *sdp_zc_head(struct sdp_conn *c)
 {
 	return &c->zsrc[c->zs_head % SDP_ZC_QUEUE];
@@ -495,12 +502,18 @@ static inline u8 sdp_zc_state(const struct sdp_conn *c)
 }
 
 /*
- * Send queue entries zero-copy may take: the reads, a registration and its
- * invalidation, and a SinkAvail's two.
+ * Send queue entries zero-copy may take: the reads, a registration, its
+ * invalidation and a write from the sender's pages, and a SinkAvail's two.
  */
 static inline u32 sdp_zc_wrs(const struct sdp_dev *sdev)
 {
-	return SDP_ZC_READS * sdp_read_wrs(sdev) + 4;
+	return SDP_ZC_READS * sdp_read_wrs(sdev) + 5;
+}
+
+/* A SrcAvail waits to go (not a write into the peer's SinkAvail, which takes no turn). */
+static inline bool sdp_zc_offer_queued(struct sdp_conn *c)
+{
+	return sdp_zc_state(c) == SDP_ZC_QUEUED && !sdp_zc_head(c)->write;
 }
 
 /* The peer's SinkAvail is taken and has room: the next bytes are written there. */
@@ -545,6 +558,8 @@ extern const struct sdp_upcalls *sdp_up;
 void sdp_cq_mark(struct ib_cq *cq, struct sdp_conn *c);
 int sdp_post_recv(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len);
 int sdp_post_send(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len);
+int sdp_post_write_mr(struct sdp_conn *c, struct sdp_wr *wr, struct ib_mr *mr, u32 len,
+		      u64 raddr, u32 rkey);
 int sdp_post_write(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len,
 		   u64 raddr, u32 rkey);
 int sdp_post_read(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len,

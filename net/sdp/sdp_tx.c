@@ -172,7 +172,7 @@ void sdp_tx_push(struct sdp_conn *c, bool force)
 	    sk->sk_state == TCP_CLOSE)
 		return;
 	/* DisConn, and a SrcAvail, go after all the data before them */
-	if (test_bit(SDP_C_SEND_DISCONN, &c->flags) || sdp_zc_state(c) == SDP_ZC_QUEUED)
+	if (test_bit(SDP_C_SEND_DISCONN, &c->flags) || sdp_zc_offer_queued(c))
 		force = true;
 	/* ... and the peer's SinkAvail is answered with what it has */
 	if (force && c->zpeer.held)

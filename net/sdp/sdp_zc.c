@@ -11,6 +11,9 @@
  * connection dies first, destroyed with it (sdp_zc_release()). The
  * buffer stays pinned and mapped for the next send of the same bytes
  * (sdp_zbuf.c).
+ * With the peer's SinkAvail ours to fill (sdp_zr.c), a blocking send's
+ * pages are registered for our device alone and RDMA Written into it
+ * instead, the sender waiting for the write's completion.
  * A MSG_ZEROCOPY send (AZ-SDP) does not wait: its pages stay pinned till
  * the peer has read them, or, what it declined copied from them as Data
  * (SDP_ZC_COPY), then go back, and the error queue says so
@@ -40,7 +43,7 @@ void sdp_zc_rules(const struct sdp_conn *c, struct sdp_zc_rules *z)
 
 	z->offered = c->zc_offered;
 	z->reading = c->zsink.reading;
-	z->src_left = src->state == SDP_ZC_OUT ? src->len - src->acked : 0;
+	z->src_left = src->state == SDP_ZC_OUT && !src->write ? src->len - src->acked : 0;
 	sdp_zr_rules(c, z);
 }
 
@@ -501,11 +504,37 @@ void sdp_zc_sendsm(struct sdp_conn *c)
 	sdp_zc_src_finish(c);
 }
 
+static void sdp_zc_write_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct sdp_wr *wr = sdp_wr_of(wc);
+	struct sdp_zc_src *z = container_of(wr, struct sdp_zc_src, wr);
+
+	z->wr_status = wc->status;
+	smp_store_release(&z->wr_done, true);
+	sdp_cq_mark(cq, wr->conn);
+}
+
+/* Our write from the sender's pages into the peer's SinkAvail completed: its bytes are there. */
+static void sdp_zc_written(struct sdp_conn *c)
+{
+	struct sdp_zc_src *z = sdp_zc_head(c);
+
+	if (z->wr_status != IB_WC_SUCCESS) {
+		sdp_zc_failed(c, z->wr_status, SDP_MIB_QP_ERROR);
+		return;
+	}
+	z->acked = z->len;
+	c->tx_stamp = jiffies;
+	sdp_zc_src_finish(c);
+}
+
 static void sdp_zc_src_reap(struct sdp_conn *c)
 {
 	struct sdp_zc_src *z = sdp_zc_head(c);
 
-	if (sdp_zc_reg_reap(c, &z->reg, z->state == SDP_ZC_INV) > 0)
+	if (z->write && z->state == SDP_ZC_OUT && smp_load_acquire(&z->wr_done))
+		sdp_zc_written(c);
+	if (c->v.live && sdp_zc_reg_reap(c, &z->reg, z->state == SDP_ZC_INV) > 0)
 		sdp_zc_src_done(c);
 }
 
@@ -559,11 +588,27 @@ int sdp_zc_push(struct sdp_conn *c)
 		k->sendsm_due = false;
 	}
 	if (z->state == SDP_ZC_QUEUED && !z->reg.registered && sdp_zc_may_register(c)) {
-		err = sdp_zc_reg_post(c, &z->reg, z->buf->mr, IB_ACCESS_REMOTE_READ);
+		/* (the write's source: for our own device's use only) */
+		err = sdp_zc_reg_post(c, &z->reg, z->buf->mr, z->write ? 0 : IB_ACCESS_REMOTE_READ);
 		if (err)
 			return err;
 	}
-	if (z->state == SDP_ZC_QUEUED && z->reg.registered && c->tx_post == c->tx_head &&
+	/* (an RDMA Write takes none of the peer's buffers: no credit) */
+	if (z->state == SDP_ZC_QUEUED && z->write && z->reg.registered &&
+	    c->tx_post == c->tx_head) {
+		z->wr_done = false;
+		err = sdp_post_write_mr(c, &z->wr, z->buf->mr, z->len, z->raddr, z->rkey);
+		if (err)
+			return err;
+		z->state = SDP_ZC_OUT;
+		c->v.stats.tx_bytes += z->len;
+		c->v.stats.zw_tx_bytes += z->len;
+		c->v.stats.zw_writes++;
+		SDP_ADD_STATS(sock_net(c->sk), SDP_MIB_TX_BYTES, z->len);
+		SDP_ADD_STATS(sock_net(c->sk), SDP_MIB_ZC_DIRECT_BYTES, z->len);
+	}
+	if (z->state == SDP_ZC_QUEUED && !z->write && z->reg.registered &&
+	    c->tx_post == c->tx_head &&
 	    sdp_tx_credits(c) > SDP_CTRL_CREDITS && sdp_tx_ctrl_ok(c)) {
 		sdp_proto_avail(sdp_tx_ctrl_msg(c), z->len, z->buf->mr->rkey, z->buf->mr->iova);
 		err = sdp_tx_ctrl(c, SDP_MID_SRCAVAIL, SDP_SRCAVAIL_LEN);
@@ -607,6 +652,36 @@ bool sdp_zc_async_room(const struct sdp_conn *c)
  * copy). Behind a blocking send (its sender waits for it alone, and takes
  * it off the queue itself) any send copies: its bytes wait in the ring.
  */
+/*
+ * The peer's SinkAvail is ours to fill, nothing of the stream waits before
+ * these bytes, and they are at least @thresh: a blocking sender's own
+ * pages are RDMA Written into it (registered for our device's use only),
+ * neither end copying. 0: they are copied into the send buffers, which are
+ * written there as well (sdp_tx_write()).
+ */
+static size_t sdp_zc_write_take(struct sdp_conn *c, struct sdp_zc_src *z, unsigned long addr,
+				size_t len, u32 thresh)
+{
+	struct sdp_zr_peer *p = &c->zpeer;
+
+	len = min_t(size_t, len, p->len - p->filled);
+	if (!sdp_zr_filling(c) || len < thresh || c->tx_post != c->tx_head ||
+	    c->zs_head != c->zs_tail)
+		return 0;
+	z->buf = sdp_zbuf_get(c, addr, len, false, false);
+	if (!z->buf) {
+		SDP_INC_STATS(sock_net(c->sk), SDP_MIB_ZC_FALLBACK);
+		return 0;
+	}
+	z->raddr = p->vaddr + p->filled;
+	z->rkey = p->rkey;
+	p->filled += len;
+	/* full: answered once the write is posted */
+	if (p->filled == p->len)
+		p->answer_due = true;
+	return len;
+}
+
 int sdp_conn_zc_send(struct sdp_conn *c, struct msghdr *msg, int flags, u32 thresh,
 		     struct ubuf_info *uarg)
 {
@@ -615,20 +690,29 @@ int sdp_conn_zc_send(struct sdp_conn *c, struct msghdr *msg, int flags, u32 thre
 	size_t len;
 
 	/* (MSG_OOB's last byte ends a Data message: it is copied) */
-	/* (the peer's SinkAvail taken: the bytes are written into it) */
-	if (!thresh || (flags & MSG_OOB) || !c->v.live || !c->started || !c->zc_peer ||
-	    c->zpeer.held ||
+	if (!thresh || (flags & MSG_OOB) || !c->v.live || !c->started ||
 	    c->failed || (READ_ONCE(c->sk->sk_shutdown) & SEND_SHUTDOWN) ||
 	    test_bit(SDP_C_CM_GONE, &c->flags) ||
 	    !sdp_iter_user_seg(&msg->msg_iter, &addr, &len) || len < thresh)
 		return 0;
-	len = min_t(size_t, len, SDP_SRCAVAIL_MAX);
-	if (c->zs_head != c->zs_tail && !(uarg && sdp_zc_async_room(c)))
-		return uarg && c->zsrc[(c->zs_tail - 1) % SDP_ZC_QUEUE].uarg ? -EAGAIN : 0;
-	z->buf = sdp_zbuf_get(c, addr, len, uarg, false);
-	if (!z->buf) {
-		SDP_INC_STATS(sock_net(c->sk), SDP_MIB_ZC_FALLBACK);
-		return 0;
+	if (c->zpeer.held) {
+		/* (MSG_ZEROCOPY's would outlive the send: copied) */
+		len = uarg ? 0 : sdp_zc_write_take(c, z, addr, len, thresh);
+		if (!len)
+			return 0;
+		z->write = true;
+	} else {
+		if (!c->zc_peer)
+			return 0;
+		len = min_t(size_t, len, SDP_SRCAVAIL_MAX);
+		if (c->zs_head != c->zs_tail && !(uarg && sdp_zc_async_room(c)))
+			return uarg && c->zsrc[(c->zs_tail - 1) % SDP_ZC_QUEUE].uarg ? -EAGAIN : 0;
+		z->buf = sdp_zbuf_get(c, addr, len, uarg, false);
+		if (!z->buf) {
+			SDP_INC_STATS(sock_net(c->sk), SDP_MIB_ZC_FALLBACK);
+			return 0;
+		}
+		z->write = false;
 	}
 	sdp_zc_new_key(z->buf->mr);
 	z->reg.reg_status = IB_WC_SUCCESS;
@@ -647,7 +731,7 @@ int sdp_conn_zc_send(struct sdp_conn *c, struct msghdr *msg, int flags, u32 thre
 		iov_iter_advance(&msg->msg_iter, len);
 		SDP_INC_STATS(sock_net(c->sk), SDP_MIB_ZC_ASYNC);
 	}
-	sdp_tx_push(c, true);
+	sdp_tx_push(c, !z->write);
 	sdp_update_counts(c);
 	return len;
 }
@@ -675,10 +759,14 @@ void sdp_conn_zc_cancel(struct sdp_conn *c)
 	if (!c->v.live)
 		return;
 	if (z->state == SDP_ZC_QUEUED) {
+		/* (a write not posted: its bytes go elsewhere) */
+		if (z->write)
+			c->zpeer.filled -= z->len;
 		sdp_zc_src_finish(c);
 		return;
 	}
-	if (z->state == SDP_ZC_OUT && !z->cancel) {
+	/* (a write posted completes soon: nothing to ask) */
+	if (z->state == SDP_ZC_OUT && !z->cancel && !z->write) {
 		z->cancel = true;
 		sdp_tx_push(c, false);
 	}
@@ -747,6 +835,7 @@ void sdp_zc_init(struct sdp_conn *c)
 
 	for (i = 0; i < SDP_ZC_QUEUE; i++) {
 		sdp_zc_reg_init(&c->zsrc[i].reg, c);
+		sdp_wr_init(&c->zsrc[i].wr, c, sdp_zc_write_done);
 	}
 	sdp_zr_init(c);
 }

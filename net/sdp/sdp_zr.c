@@ -18,10 +18,12 @@
  * answer still comes, with what was written.
  *
  * Source: a peer's SinkAvail taken, our bytes go into send slots as always,
- * but those are RDMA Written into it instead of sent; the answer follows
- * the writes: at the end of a send (not MSG_MORE, not corked), when the
- * SinkAvail is full, before urgent data or DisConn, or when the peer asks
- * (SinkAvailCancel). One that something crossed, or that finds bytes
+ * but those are RDMA Written into it instead of sent; a blocking send of at
+ * least zcopy_thresh bytes with nothing before it unsent is written from
+ * the sender's own pages instead (sdp_zc.c), neither end copying. The
+ * answer follows the writes: at the end of a send (not MSG_MORE, not
+ * corked), when the SinkAvail is full, before urgent data or DisConn, or
+ * when the peer asks (SinkAvailCancel). One that something crossed, or that finds bytes
  * waiting unsent, a SrcAvail queued or the stream closing, is declined: the
  * answer goes at once.
  */
@@ -275,7 +277,8 @@ int sdp_zr_answer(struct sdp_conn *c)
 	int err;
 
 	if (!p->answer_due || !sdp_tx_ctrl_ok(c) ||
-	    (c->tx_post != c->tx_head && c->tx[c->tx_post % c->tx_count].write))
+	    (c->tx_post != c->tx_head && c->tx[c->tx_post % c->tx_count].write) ||
+	    (sdp_zc_state(c) == SDP_ZC_QUEUED && sdp_zc_head(c)->write))
 		return 0;
 	sdp_proto_compl(sdp_tx_ctrl_msg(c), p->filled);
 	err = sdp_tx_ctrl(c, SDP_MID_RDMAWRCOMPL, SDP_RDMARDCOMPL_LEN);
