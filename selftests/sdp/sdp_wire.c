@@ -2760,6 +2760,87 @@ TEST_F(evil_sink, kernel_writes_into_ours)
 	EXPECT_EQ(0, memcmp(p->last_payload, "tail", 4));
 }
 
+/*
+ * A SinkAvail that crossed a message of the kernel's (acknowledging the one
+ * before) is declined, answered with 0 at once; the kernel's next send
+ * goes on as without it, 1 MiB by SrcAvail, which we read.
+ */
+TEST_F(evil_sink, a_crossed_sinkavail_is_declined)
+{
+	struct srcah sink = { htonl(ZC_REGION), htonl(self->c.p.zc_mr->rkey),
+			      htobe64(ZC_ADDR(&self->c.p)) };
+	struct peer *p = &self->c.p;
+	struct zc_send z = {};
+	struct srcah sa;
+	struct rrch rr;
+	struct bsdh h;
+	pthread_t t;
+
+	ASSERT_EQ(4, send(self->c.sfd, "ping", 4, 0));
+	peer_poll(p, 300);
+	next_header(p, &h, MID_SINKAVAIL, sizeof(sink));
+	h.mseq_ack = htonl(p->rx_mseq - 1);
+	ASSERT_EQ(0, send_raw(p, &h, &sink, sizeof(sink)));
+	EXPECT_EQ(0, got_wrcompl(p));
+	zc_send_start(&z, self->c.sfd, ZC_REGION, &t);
+	ASSERT_TRUE(got_avail(p, MID_SRCAVAIL, &sa));
+	EXPECT_EQ(ZC_REGION, sa.len);
+	EXPECT_EQ(IBV_WC_SUCCESS, peer_rdma(p, sa.vaddr, sa.rkey, sa.len, false));
+	EXPECT_EQ(-1, stream_check(32, 0, p->zc, sa.len));
+	rr.len = htonl(sa.len);
+	ASSERT_EQ(0, send_msg(p, MID_RDMARDCOMPL, &rr, sizeof(rr)));
+	pthread_join(t, NULL);
+	EXPECT_EQ(ZC_REGION, z.n) TH_LOG("%s", strerror(z.err));
+	free(z.buf);
+}
+
+/*
+ * A send of the threshold or more into our SinkAvail is written from the
+ * sender's own pages (ZcopyDirectBytes), not copied; nothing comes as Data.
+ */
+TEST_F(evil_sink, kernel_writes_its_own_pages_into_ours)
+{
+	long long direct = sdp_stat("ZcopyDirectBytes");
+	struct peer *p = &self->c.p;
+	unsigned char *out = malloc(200000);
+
+	ASSERT_NE(NULL, out);
+	ASSERT_EQ(0, send_sinkavail(p, 3, p->zc_mr->rkey, 300000));
+	usleep(100000);
+	memset(&p->last_data, 0, sizeof(p->last_data));
+	stream_fill(35, 0, out, 200000);
+	ASSERT_EQ(200000, send(self->c.sfd, out, 200000, 0));
+	EXPECT_EQ(200000, got_wrcompl(p));
+	EXPECT_EQ(-1, stream_check(35, 0, p->zc + 3, 200000));
+	EXPECT_EQ(-1, stream_check(31, 3 + 200000, p->zc + 3 + 200000, 4096))
+		TH_LOG("written past the send");
+	EXPECT_EQ(direct + 200000, sdp_stat("ZcopyDirectBytes"));
+	EXPECT_EQ(0, p->last_data.len) TH_LOG("Data came");
+	free(out);
+}
+
+/*
+ * A SinkAvail under a key that names nothing, written from the sender's
+ * pages: the write fails, the connection resets and the send with it.
+ */
+TEST_F(evil_sink, sinkavail_bad_rkey_for_a_big_send)
+{
+	long long before = sdp_stat("QpError");
+	struct peer *p = &self->c.p;
+	struct zc_send z = {};
+	pthread_t t;
+
+	ASSERT_EQ(0, send_sinkavail(p, 0, p->zc_mr->rkey ^ 0x5500, 300000));
+	usleep(100000);
+	zc_send_start(&z, self->c.sfd, 200000, &t);
+	pthread_join(t, NULL);
+	EXPECT_EQ(-1, z.n);
+	EXPECT_TRUE(z.err == ECONNRESET || z.err == EPIPE) TH_LOG("%s", strerror(z.err));
+	EXPECT_LT(before, sdp_stat("QpError"));
+	free(z.buf);
+	EXPECT_RESET(&self->c);
+}
+
 /* A SinkAvail offering nothing, or more than 1 MiB, resets. */
 TEST_F(evil_sink, sinkavail_of_nothing)
 {

@@ -40,7 +40,7 @@
 /* The zero-copy counters of /proc/net/sdp_stats. */
 struct zc_stats {
 	long long sends, tx, rx, cancels, declined, copied, async;
-	long long recvs, recv_bytes, recv_declined;
+	long long recvs, recv_bytes, recv_declined, direct;
 };
 
 static void zc_stats(struct zc_stats *z)
@@ -55,6 +55,7 @@ static void zc_stats(struct zc_stats *z)
 	z->recvs = sdp_stat("ZcopyRecvs");
 	z->recv_bytes = sdp_stat("ZcopyRecvBytes");
 	z->recv_declined = sdp_stat("ZcopyRecvDeclined");
+	z->direct = sdp_stat("ZcopyDirectBytes");
 }
 
 /* kB of this process's pinned pages. */
@@ -1094,7 +1095,9 @@ static long long rd_written(struct __test_metadata *_metadata, FIXTURE_DATA(zc) 
  * read: the sender's next send is RDMA Written into its buffer, and the
  * read returns it. Sizes around the threshold and the SinkAvail's limit
  * (1 MiB: the rest comes after), at unaligned addresses; the reader reads
- * on till it has each send, every byte checked.
+ * on till it has each send, every byte checked. Each send is of the
+ * sender's threshold or more: written from its own pages, neither end
+ * copying (a 1 MiB+4097 send's last 4097 bytes come as Data).
  */
 TEST_F_TIMEOUT(zc, a_waiting_read_is_written_in_place, 120)
 {
@@ -1139,6 +1142,7 @@ TEST_F_TIMEOUT(zc, a_waiting_read_is_written_in_place, 120)
 
 		/* (a credit update of the sender's that crosses a SinkAvail has it declined) */
 		EXPECT_LE((long long)sent / 2, w) TH_LOG("%lld B written in place", w);
+		EXPECT_EQ(w, sdp_stat("ZcopyDirectBytes") - self->z0.direct);
 		EXPECT_LE(15, sdp_stat("ZcopyRecvs") - self->z0.recvs);
 		TH_LOG("%lld B written in place by %lld SinkAvails, %lld declined", w,
 		       sdp_stat("ZcopyRecvs") - self->z0.recvs,
@@ -1300,6 +1304,53 @@ TEST_F_TIMEOUT(zc, peeks_and_small_reads_copy, 60)
 }
 
 /*
+ * A peek waiting beside a read in place (MSG_PEEK racing a SinkAvail)
+ * shows the stream where reading stands when it looks, never bytes out of
+ * order: the first send's, taken before the read (TCP's peek may), or the
+ * next send's, the read having taken the first. Over RDMA the first went
+ * into the read's buffer in place, so the peek shows the second.
+ */
+TEST_F_TIMEOUT(zc, a_peek_beside_a_read_in_place, 60)
+{
+	unsigned char *in = malloc(SRCAVAIL_MAX), *pk = malloc(SRCAVAIL_MAX), out[70000];
+	struct rd_read p = { .fd = self->b, .buf = pk, .len = SRCAVAIL_MAX, .flags = MSG_PEEK };
+	struct rd_read r = { .fd = self->b, .buf = in, .len = SRCAVAIL_MAX };
+	long long recvs = sdp_stat("ZcopyRecvs");
+	const size_t total = sizeof(out) + 1000;
+	pthread_t tp, tr;
+	size_t at;
+
+	ASSERT_NE(NULL, in);
+	ASSERT_NE(NULL, pk);
+	reads_in_place(_metadata, self, variant->sdp);
+	ASSERT_EQ(0, pthread_create(&tp, NULL, rd_recv, &p));
+	usleep(100000);
+	ASSERT_EQ(0, pthread_create(&tr, NULL, rd_recv, &r));
+	EXPECT_TRUE(rd_waits(self, recvs));
+	stream_fill(65, 0, out, sizeof(out));
+	ASSERT_EQ(sizeof(out), send(self->a, out, sizeof(out), 0));
+	pthread_join(tr, NULL);
+	ASSERT_LT(0, r.n) TH_LOG("%s", strerror(r.err));
+	EXPECT_EQ(-1, stream_check(65, 0, in, r.n));
+	/* the next send, for a peek still waiting */
+	stream_fill(65, sizeof(out), out, 1000);
+	ASSERT_EQ(1000, send(self->a, out, 1000, 0));
+	pthread_join(tp, NULL);
+	ASSERT_LT(0, p.n) TH_LOG("%s", strerror(p.err));
+	at = stream_check(65, r.n, pk, p.n) == -1 ? r.n : 0;
+	EXPECT_EQ(-1, stream_check(65, at, pk, p.n)) TH_LOG("the peek's bytes are at neither end of the read");
+	ASSERT_EQ(total - r.n, sdp_read_full(self->b, in + r.n, total - r.n));
+	EXPECT_EQ(-1, stream_check(65, 0, in, total));
+	if (self->rdma) {
+		EXPECT_EQ(r.n, at);
+		EXPECT_EQ((long long)r.n, rd_written(_metadata, self));
+	}
+	free(in);
+	free(pk);
+	prove_pair(_metadata, &self->pr, self->a, variant->sdp);
+}
+
+/*
  * A buffer read into again is not pinned again (the registration cache):
  * four reads into one buffer, 1 miss and 3 hits; VmPin counts it kept.
  */
@@ -1337,6 +1388,8 @@ TEST_F_TIMEOUT(zc, a_buffer_read_into_again_stays_pinned, 60)
 		EXPECT_EQ(1, sdp_stat("ZcopyCacheMisses") - misses);
 		EXPECT_EQ(3, sdp_stat("ZcopyCacheHits") - hits);
 		EXPECT_LT(0, rd_written(_metadata, self));
+		/* (written from the sender's send buffers) */
+		EXPECT_EQ(0, sdp_stat("ZcopyDirectBytes") - self->z0.direct);
 	}
 	/* (unmapped, it goes: stale) */
 	ASSERT_EQ(0, munmap(in, SRCAVAIL_MAX));
