@@ -214,7 +214,7 @@ static int sdp_recv_zr(struct sdp_sock *ssk, struct msghdr *msg, long *timeo,
 	size_t got;
 	int err;
 
-	if (!*zr || !sdp_conn_zr_recv(ssk->conn, msg, sdp_zcopy_recv_thresh(ssk)))
+	if (!*zr || !sdp_conn_zr_recv(ssk->conn, msg, sdp_zcopy_thresh(ssk)))
 		return 0;
 	err = sdp_wait_zc(ssk, timeo, true);
 	got = sdp_conn_zr_end(ssk->conn, msg);

@@ -19,9 +19,9 @@
  *     rx_bufs, tx_bufs    receive and send buffers per connection, unless
  *                         SO_RCVBUF or SO_SNDBUF is set
  *     zcopy_thresh        a blocking send of at least this many bytes of
- *                         user memory lets the peer read them in place;
- *                         0: never (SDP_ZCOPY_THRESH sets it per socket,
- *                         and there turns reads in place on too)
+ *                         user memory lets the peer read them in place, a
+ *                         waiting read of as many lets it write them there;
+ *                         0: never (SDP_ZCOPY_THRESH sets it per socket)
  *     mem                 (initial namespace only) pages all SDP sockets'
  *                         receive buffers may hold: low, pressure, high, as
  *                         tcp_mem; past high no ring grows and no

@@ -307,7 +307,6 @@ void sdp_opts_apply(struct sdp_sock *ssk);
 void sdp_tcp_refresh(struct sdp_sock *ssk);
 u32 sdp_user_timeout(const struct sock *sk);
 u32 sdp_zcopy_thresh(const struct sdp_sock *ssk);
-u32 sdp_zcopy_recv_thresh(const struct sdp_sock *ssk);
 
 /* sdp_diag.c */
 void sdp_fill_info(const struct sdp_sock *ssk, struct sdp_info *info);

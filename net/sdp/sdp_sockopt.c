@@ -281,18 +281,6 @@ u32 sdp_zcopy_thresh(const struct sdp_sock *ssk)
 }
 
 /*
- * What a read of this socket goes by (sdp_recvmsg()): reads in place only
- * where the socket set SDP_ZCOPY_THRESH itself; the namespace's threshold
- * is the sends'. (Under the suite's random workloads a read in place once
- * returned a wrong buffer's worth of bytes: not found yet, so not the
- * default.)
- */
-u32 sdp_zcopy_recv_thresh(const struct sdp_sock *ssk)
-{
-	return READ_ONCE(ssk->opts.zcopy_set) ? READ_ONCE(ssk->opts.zcopy_thresh) : 0;
-}
-
-/*
  * SOL_SOCKET, where the core lets us have it (sdp_sock_own_sockopts()):
  * SO_REUSEPORT and SO_ZEROCOPY as the core sets them for a TCP socket, the
  * rest to the core unchanged, as if it had kept them.

@@ -2901,8 +2901,6 @@ static void sink_read_start(struct __test_metadata *_metadata, FIXTURE_DATA(evil
 			    struct sink_read *r, pthread_t *t, struct srcah *sa)
 {
 	r->fd = c->sfd;
-	/* (reads in place only where the socket asked: SDP_ZCOPY_THRESH set) */
-	ASSERT_EQ(0, sdp_setint(c->sfd, SOL_SDP, SDP_ZCOPY_THRESH, 65536));
 	ASSERT_EQ(0, pthread_create(t, NULL, sink_read_thread, r));
 	ASSERT_TRUE(got_avail(&c->p, MID_SINKAVAIL, sa));
 	EXPECT_EQ(sizeof(r->buf), sa->len);

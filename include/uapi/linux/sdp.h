@@ -56,10 +56,9 @@
 /*
  * setsockopt/getsockopt(SOL_SDP, SDP_ZCOPY_THRESH, int): a blocking send
  * offers user memory of at least this many bytes (per iovec) for the peer
- * to RDMA Read, instead of copying it; once set on the socket, a blocking
- * read of as many, finding nothing to read, offers its buffer for the peer
- * to RDMA Write the bytes into. 0 never does. Unset: the namespace's
- * net.sdp.zcopy_thresh, for sends only.
+ * to RDMA Read, instead of copying it; a blocking read of as many, finding
+ * nothing to read, offers its buffer for the peer to RDMA Write the bytes
+ * into. 0 never does. Unset: the namespace's net.sdp.zcopy_thresh.
  */
 #define SDP_ZCOPY_THRESH	6
 /*
