@@ -262,7 +262,9 @@ rxe_errors()
 # answered from there, and the reader's rxe WARNs and completes the read as
 # a success with its bytes never written (rxe_comp.c, COMPST_ERROR; seen
 # as a corrupt stream here). quirks.read_fence keeps such a read out of
-# the stream; the WARN is rxe's own.
+# the stream; the WARN is rxe's own. The client's TCP_USER_TIMEOUT (8 s,
+# sdp_xfer -K) ends a connection the flap broke, as it would TCP's, sooner
+# than the 60 s an unset one waits.
 flap_ok()
 {
 	local ttl zc
@@ -272,7 +274,7 @@ flap_ok()
 	sdp_peer 'sysctl -qw net.sdp.zcopy_thresh=0'
 	flap_mid sent_rdma
 	t0=$(date +%s)
-	xfer_both $port 2 $((32 << 20))
+	xfer_both $port 2 $((32 << 20)) -K
 	wait $flap
 	sysctl -qw net.sdp.zcopy_thresh="$zc"
 	sdp_peer "sysctl -qw net.sdp.zcopy_thresh=$zc"
