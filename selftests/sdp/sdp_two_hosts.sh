@@ -378,16 +378,16 @@ peer_gone()	# GONE
 	return 1
 }
 
-# A hung host: the peer drops every packet it would send for 40 s (our
+# A hung host: the peer drops every packet it would send for 28 s (our
 # sockets timed out after 11 to 18 s in CI's runs), then answers again.
 go_silent()
 {
 	# the agent's answer may be caught in the silence: not waited for
-	sdp_peer '(sleep 1; tc qdisc add dev eth0 root netem loss 100%; sleep 40; tc qdisc del dev eth0 root) </dev/null >/dev/null 2>&1 &' >/dev/null 2>&1 &
+	sdp_peer '(sleep 1; tc qdisc add dev eth0 root netem loss 100%; sleep 28; tc qdisc del dev eth0 root) </dev/null >/dev/null 2>&1 &' >/dev/null 2>&1 &
 	echo $(($(date +%s) + 1))
 }
 ktap_check "the peer goes silent mid-transfer: our RDMA sockets time out (TCP_USER_TIMEOUT 8 s)" peer_gone go_silent
-left=$((gone_at + 43 - $(date +%s)))
+left=$((gone_at + 31 - $(date +%s)))
 [ $left -le 0 ] || sleep $left
 sdp_peer 'for _ in $(seq 100); do [ -e /tmp/xfer.'$port'.rc ] && break; sleep 0.5; done' >/dev/null
 
