@@ -299,10 +299,10 @@ struct sdp_zc_src {
 	u8			wr_status;
 	u32			len;		/* bytes offered */
 	u32			acked;		/* of them, read by the peer (or written) */
+	u32			copied;		/* of the rest, copied (SDP_ZC_COPY) */
 	u32			rkey;
 	u64			raddr;
 	struct sdp_wr		wr;		/* the write's */
-	u32			copied;		/* of the rest, copied (SDP_ZC_COPY) */
 	struct ubuf_info	*uarg;		/* MSG_ZEROCOPY's notification, or NULL */
 	struct sdp_zc_buf	*buf;		/* its pages and MR (registered once it is the oldest) */
 	struct sdp_zc_reg	reg;

@@ -641,18 +641,6 @@ bool sdp_zc_async_room(const struct sdp_conn *c)
 }
 
 /*
- * sendmsg(): offer the next bytes of @msg by SrcAvail if they are worth it
- * (the user memory at the iterator's head is @thresh bytes or more) and
- * the connection can. The bytes offered: the sender waits for
- * sdp_conn_zc_busy() to clear, then calls sdp_conn_zc_end(); or, with
- * MSG_ZEROCOPY's @uarg, they are sent already (the iterator is past them,
- * the notification comes once they are read). 0: copy them. -EAGAIN:
- * MSG_ZEROCOPY's, with no room behind MSG_ZEROCOPY's queued (the sender
- * waits for sdp_conn_zc_room(), as TCP's for its send buffer, rather than
- * copy). Behind a blocking send (its sender waits for it alone, and takes
- * it off the queue itself) any send copies: its bytes wait in the ring.
- */
-/*
  * The peer's SinkAvail is ours to fill, nothing of the stream waits before
  * these bytes, and they are at least @thresh: a blocking sender's own
  * pages are RDMA Written into it (registered for our device's use only),
@@ -682,6 +670,19 @@ static size_t sdp_zc_write_take(struct sdp_conn *c, struct sdp_zc_src *z, unsign
 	return len;
 }
 
+/*
+ * sendmsg(): offer the next bytes of @msg by SrcAvail (or, the peer's
+ * SinkAvail held, write them into it: sdp_zc_write_take()) if they are
+ * worth it (the user memory at the iterator's head is @thresh bytes or more) and
+ * the connection can. The bytes offered: the sender waits for
+ * sdp_conn_zc_busy() to clear, then calls sdp_conn_zc_end(); or, with
+ * MSG_ZEROCOPY's @uarg, they are sent already (the iterator is past them,
+ * the notification comes once they are read). 0: copy them. -EAGAIN:
+ * MSG_ZEROCOPY's, with no room behind MSG_ZEROCOPY's queued (the sender
+ * waits for sdp_conn_zc_room(), as TCP's for its send buffer, rather than
+ * copy). Behind a blocking send (its sender waits for it alone, and takes
+ * it off the queue itself) any send copies: its bytes wait in the ring.
+ */
 int sdp_conn_zc_send(struct sdp_conn *c, struct msghdr *msg, int flags, u32 thresh,
 		     struct ubuf_info *uarg)
 {

@@ -23,9 +23,9 @@
  * the sender's own pages instead (sdp_zc.c), neither end copying. The
  * answer follows the writes: at the end of a send (not MSG_MORE, not
  * corked), when the SinkAvail is full, before urgent data or DisConn, or
- * when the peer asks (SinkAvailCancel). One that something crossed, or that finds bytes
- * waiting unsent, a SrcAvail queued or the stream closing, is declined: the
- * answer goes at once.
+ * when the peer asks (SinkAvailCancel). One that something crossed, or
+ * that finds bytes waiting unsent, a SrcAvail queued or the stream
+ * closing, is declined: the answer goes at once.
  */
 #include <linux/uio.h>
 
