@@ -10,7 +10,7 @@
  *   sdp_bench -l [-f FAM] ADDR PORT                 serve any of the below
  *   sdp_bench [-f FAM] [-w WAIT] ADDR PORT pp SIZE N SECS
  *                                                   N round trips (or SECS)
- *   sdp_bench [-f FAM] [-P STREAMS] [-z] [-Z THRESH] ADDR PORT stream tx|rx|bidir SIZE SECS
+ *   sdp_bench [-f FAM] [-P STREAMS] [-z] [-Z THRESH] [-C USEC] ADDR PORT stream tx|rx|bidir SIZE SECS
  *   sdp_bench [-f FAM] [-w WAIT] [-P DIALERS] ADDR PORT many N SIZE SECS
  *                                                   N streams in one thread
  *   sdp_bench [-f FAM] [-P DIALERS] ADDR PORT hold N   N idle connections
@@ -23,6 +23,7 @@
  * Clients print one line of key=value:
  *   pp:     rtt_median_us= rtt_p99_us= rtt_mean_us= n= wait= transport=
  *   stream: mbytes_per_s= bytes= secs= streams= transport= [zc_copied=]
+ *           [compute_us=]
  *   many:   mbytes_per_s= bytes= secs= conns= moved= min_kib= median_kib=
  *           max_kib= wait= transport= rdma=
  *   hold:   "started", then on a line on stdin dials, "ready n=N
@@ -33,6 +34,8 @@
  * -z sends a stream as TCP's MSG_ZEROCOPY users do: SO_ZEROCOPY, a ring of
  * buffers, each written again only once the error queue says the kernel is
  * done with it; zc_copied= counts the sends notified as copied.
+ * -C spins USEC microseconds after each send of a stream (the sender's
+ * computation, overlapped with the transfer where the send returns first).
  * -Z sets SDP_ZCOPY_THRESH on every SDP socket this end opens (a server's
  * accepted ones inherit it): 0 copies its sends and reads, so a pair may
  * have zero-copy sends without reads in place, or reads without sends.
@@ -82,6 +85,7 @@ static const char *fam_name = "tcp";
 static int wait_mode = -1;	/* -w; per workload default when unset */
 static bool msg_zc;		/* -z */
 static int zc_thresh = -1;	/* -Z; unset: the namespace's */
+static double compute_s;	/* -C, in seconds */
 static unsigned long long zc_copied;
 static struct sockaddr_in sin_addr = { .sin_family = AF_INET };
 
@@ -266,6 +270,22 @@ static long long drain(int fd, char *buf, size_t size)
 	}
 }
 
+/*
+ * -C: the sender's computation between two sends (a spin on the clock, as
+ * the AZ-SDP paper's overlap experiment): what a send that returns before
+ * its bytes are moved lets overlap with the transfer.
+ */
+static void compute(void)
+{
+	double end;
+
+	if (!compute_s)
+		return;
+	end = now_s() + compute_s;
+	while (now_s() < end)
+		;
+}
+
 /* Write SIZE-byte chunks until SECS have passed; returns the bytes sent. */
 static long long pour(int fd, const char *buf, size_t size, double secs)
 {
@@ -281,6 +301,7 @@ static long long pour(int fd, const char *buf, size_t size, double secs)
 			if (write_all(fd, buf, size))
 				return total;
 			total += size;
+			compute();
 		}
 	} while (now_s() < end);
 	return total;
@@ -354,6 +375,7 @@ static long long pour_zc(int fd, size_t size, double secs)
 		k = (k + 1) % RING;
 		if (zc_reap(fd, &done, false))
 			die("MSG_ERRQUEUE");
+		compute();
 	} while (now_s() < end);
 out:
 	while (done < calls)
@@ -766,6 +788,8 @@ static int run_stream(int streams, enum mode mode, size_t size, double secs)
 	       bytes / (t1 - t0) / 1e6, bytes, t1 - t0, streams, transport(s[0].fd));
 	if (msg_zc)
 		printf(" zc_copied=%llu", zc_copied);
+	if (compute_s)
+		printf(" compute_us=%.0f", compute_s * 1e6);
 	printf("\n");
 	for (i = 0; i < streams; i++)
 		close(s[i].fd);
@@ -984,7 +1008,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: sdp_bench -l [-f tcp|sdp|smc] ADDR PORT\n"
 		"       sdp_bench [-f FAM] [-w block|poll|epoll] ADDR PORT pp SIZE N SECS\n"
-		"       sdp_bench [-f FAM] [-P STREAMS] [-z] [-Z THRESH] ADDR PORT stream tx|rx|bidir SIZE SECS\n"
+		"       sdp_bench [-f FAM] [-P STREAMS] [-z] [-Z THRESH] [-C USEC] ADDR PORT stream tx|rx|bidir SIZE SECS\n"
 		"       sdp_bench [-f FAM] [-w poll|epoll] [-P DIALERS] ADDR PORT many N SIZE SECS\n"
 		"       sdp_bench [-f FAM] [-P DIALERS] ADDR PORT hold N\n");
 	exit(2);
@@ -995,7 +1019,7 @@ int main(int argc, char **argv)
 	int listen_mode = 0, streams = 1, c;
 	char **arg;
 
-	while ((c = getopt(argc, argv, "lf:P:w:zZ:")) != -1) {
+	while ((c = getopt(argc, argv, "lf:P:w:zZ:C:")) != -1) {
 		switch (c) {
 		case 'z':
 			msg_zc = true;
@@ -1003,6 +1027,11 @@ int main(int argc, char **argv)
 		case 'Z':
 			zc_thresh = atoi(optarg);
 			if (zc_thresh < 0)
+				usage();
+			break;
+		case 'C':
+			compute_s = atof(optarg) / 1e6;
+			if (compute_s < 0)
 				usage();
 			break;
 		case 'l':

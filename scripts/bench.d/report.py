@@ -260,6 +260,25 @@ if sizes("zc"):
                     [fmt(get("zc", "verbs", "ib_read_bw", s_, "mbytes_per_s"))])
     table(head, body)
 
+# ---- the AZ-SDP paper's overlap experiment
+if sizes("zc_overlap"):
+    say()
+    say("Send, compute, send (the AZ-SDP paper's overlap experiment): the sender spins")
+    say("between sends for 200 µs, and for one message's time at the copy rate; MB/s, and")
+    say("kept: of the same mode's rate without computation (1.00: fully overlapped).")
+    modes = ("copy", "zcopy", "async")
+    head = ["size", "compute µs"] + ["%s" % m for m in modes] + ["kept %s" % m for m in modes] + \
+           ["async/zcopy"]
+    body = []
+    for s_ in sizes("zc_overlap"):
+        for name in ("none", "200us", "msg"):
+            v = [get("zc_overlap", "SDP " + m, SB, s_, "mbytes_per_s_" + name) for m in modes]
+            b = [get("zc_overlap", "SDP " + m, SB, s_, "mbytes_per_s_none") for m in modes]
+            us = get("zc_overlap", "SDP copy", SB, s_, "compute_us_" + name)
+            body.append([human(s_), fmt(us, 0)] + [fmt(x) for x in v] +
+                        [fmt(ratio(x, y), 2) for x, y in zip(v, b)] + [fmt(ratio(v[2], v[1]), 2)])
+    table(head, body)
+
 # ---- setup
 say()
 say("Connection setup per second (sdp_connbench, one after another): connect+accept+close,")
