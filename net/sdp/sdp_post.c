@@ -54,9 +54,14 @@ static int sdp_post(struct sdp_conn *c, const struct ib_send_wr *wr)
 	return err;
 }
 
-/* A signalled SEND or RDMA Write of @sge's bytes (inline when they fit). */
+/*
+ * A signalled SEND or RDMA Write of @sge's bytes; inline when they fit and
+ * @va gives them at a kernel address: a provider copies inline data from
+ * the address in the SGE, which must then be one the CPU can read, not a
+ * DMA address (they coincide only on software devices).
+ */
 static int sdp_post_sge(struct sdp_conn *c, struct sdp_wr *wr, struct ib_sge *sge,
-			enum ib_wr_opcode opcode, u64 raddr, u32 rkey)
+			const void *va, enum ib_wr_opcode opcode, u64 raddr, u32 rkey)
 {
 	struct ib_rdma_wr rwr = {
 		.wr = {
@@ -70,14 +75,16 @@ static int sdp_post_sge(struct sdp_conn *c, struct sdp_wr *wr, struct ib_sge *sg
 		.rkey		= rkey,
 	};
 
-	if (sge->length <= c->max_inline)
+	if (va && sge->length <= c->max_inline) {
+		sge->addr = (uintptr_t)va;
 		rwr.wr.send_flags |= IB_SEND_INLINE;
+	}
 	return sdp_post(c, &rwr.wr);
 }
 
-/* ... of @len bytes at @dma, in our memory */
-static int sdp_post_out(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len,
-			enum ib_wr_opcode opcode, u64 raddr, u32 rkey)
+/* ... of @len bytes of a kernel buffer, at @va, mapped at @dma */
+static int sdp_post_out(struct sdp_conn *c, struct sdp_wr *wr, const void *va, u64 dma,
+			u32 len, enum ib_wr_opcode opcode, u64 raddr, u32 rkey)
 {
 	struct ib_sge sge = {
 		.addr	= dma,
@@ -86,12 +93,12 @@ static int sdp_post_out(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len,
 	};
 
 	ib_dma_sync_single_for_device(c->sdev->ibdev, dma, len, DMA_TO_DEVICE);
-	return sdp_post_sge(c, wr, &sge, opcode, raddr, rkey);
+	return sdp_post_sge(c, wr, &sge, va, opcode, raddr, rkey);
 }
 
-int sdp_post_send(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len)
+int sdp_post_send(struct sdp_conn *c, struct sdp_wr *wr, const void *va, u64 dma, u32 len)
 {
-	return sdp_post_out(c, wr, dma, len, IB_WR_SEND, 0, 0);
+	return sdp_post_out(c, wr, va, dma, len, IB_WR_SEND, 0, 0);
 }
 
 /*
@@ -126,13 +133,13 @@ int sdp_post_read(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len,
 }
 
 /* ... into the peer's @raddr (@rkey: its SinkAvail's); its completion frees the slot. */
-int sdp_post_write(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len,
+int sdp_post_write(struct sdp_conn *c, struct sdp_wr *wr, const void *va, u64 dma, u32 len,
 		   u64 raddr, u32 rkey)
 {
-	return sdp_post_out(c, wr, dma, len, IB_WR_RDMA_WRITE, raddr, rkey);
+	return sdp_post_out(c, wr, va, dma, len, IB_WR_RDMA_WRITE, raddr, rkey);
 }
 
-/* ... from the start of @mr (a user buffer's, registered for local use) */
+/* ... from the start of @mr (a user buffer's, registered for local use: never inline) */
 int sdp_post_write_mr(struct sdp_conn *c, struct sdp_wr *wr, struct ib_mr *mr, u32 len,
 		      u64 raddr, u32 rkey)
 {
@@ -142,7 +149,7 @@ int sdp_post_write_mr(struct sdp_conn *c, struct sdp_wr *wr, struct ib_mr *mr, u
 		.lkey	= mr->lkey,
 	};
 
-	return sdp_post_sge(c, wr, &sge, IB_WR_RDMA_WRITE, raddr, rkey);
+	return sdp_post_sge(c, wr, &sge, NULL, IB_WR_RDMA_WRITE, raddr, rkey);
 }
 
 /* Register @mr (mapped already, ib_map_mr_sg()) with @access, under its rkey. */

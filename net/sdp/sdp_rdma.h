@@ -557,10 +557,10 @@ static inline bool sdp_conn_can_send(const struct sdp_conn *c)
 extern const struct sdp_upcalls *sdp_up;
 void sdp_cq_mark(struct ib_cq *cq, struct sdp_conn *c);
 int sdp_post_recv(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len);
-int sdp_post_send(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len);
+int sdp_post_send(struct sdp_conn *c, struct sdp_wr *wr, const void *va, u64 dma, u32 len);
 int sdp_post_write_mr(struct sdp_conn *c, struct sdp_wr *wr, struct ib_mr *mr, u32 len,
 		      u64 raddr, u32 rkey);
-int sdp_post_write(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len,
+int sdp_post_write(struct sdp_conn *c, struct sdp_wr *wr, const void *va, u64 dma, u32 len,
 		   u64 raddr, u32 rkey);
 int sdp_post_read(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len,
 		  u64 raddr, u32 rkey);
@@ -631,6 +631,7 @@ void sdp_expand_sndbuf(struct sdp_conn *c);
 void sdp_update_counts(struct sdp_conn *c);
 int sdp_tx_ctrl(struct sdp_conn *c, u8 mid, u32 len);
 bool sdp_tx_ctrl_ok(const struct sdp_conn *c);
+void sdp_wr_failed(struct sdp_conn *c, u8 status, int mib);
 struct sdp_bsdh *sdp_tx_ctrl_msg(struct sdp_conn *c);
 
 /* sdp_mr.c */

@@ -32,7 +32,7 @@ static int sdp_tx_send(struct sdp_conn *c, struct sdp_tx_slot *s, u8 mid)
 	sdp_proto_bsdh(&c->seq, s->buf, mid, s->oob, s->len, bufs);
 	s->done = false;
 	s->stamp = ktime_get_ns();
-	err = sdp_post_send(c, &s->wr, s->dma, s->len);
+	err = sdp_post_send(c, &s->wr, s->buf, s->dma, s->len);
 	if (err)
 		return err;
 	sdp_seq_sent(&c->seq, bufs);
@@ -141,7 +141,8 @@ static int sdp_tx_write_slot(struct sdp_conn *c, struct sdp_tx_slot *s)
 
 	s->done = false;
 	s->stamp = ktime_get_ns();
-	err = sdp_post_write(c, &s->wr, s->dma + SDP_HDR, s->len - SDP_HDR, s->raddr, s->rkey);
+	err = sdp_post_write(c, &s->wr, s->buf + SDP_HDR, s->dma + SDP_HDR, s->len - SDP_HDR,
+			     s->raddr, s->rkey);
 	if (err)
 		return err;
 	c->v.stats.zw_tx_bytes += s->len - SDP_HDR;
@@ -323,14 +324,17 @@ static void sdp_rtt_sample(struct sdp_conn *c, u64 ns)
 	c->min_rtt_us = min(c->min_rtt_us, m);
 }
 
-/* A failed send: the peer is gone (retries exhausted) or broke the rules. */
-static void sdp_tx_error(struct sdp_conn *c, u8 status)
+/*
+ * A failed work request: the peer is gone (retries exhausted: ETIMEDOUT, as
+ * TCP's) or broke the rules; counted as @mib. A flush says nothing: the
+ * connection is ending, its receives say how.
+ */
+void sdp_wr_failed(struct sdp_conn *c, u8 status, int mib)
 {
 	if (status == IB_WC_WR_FLUSH_ERR || c->sk->sk_state == TCP_CLOSE)
 		return;
 	c->failed = true;
-	sdp_up->error(c->sk, status == IB_WC_RETRY_EXC_ERR ? ETIMEDOUT : ECONNRESET,
-		      SDP_MIB_QP_ERROR);
+	sdp_up->error(c->sk, status == IB_WC_RETRY_EXC_ERR ? ETIMEDOUT : ECONNRESET, mib);
 }
 
 /*
@@ -361,7 +365,7 @@ void sdp_tx_reap(struct sdp_conn *c)
 		if (!smp_load_acquire(&s->done))
 			break;
 		if (s->status != IB_WC_SUCCESS) {
-			sdp_tx_error(c, s->status);
+			sdp_wr_failed(c, s->status, SDP_MIB_QP_ERROR);
 			return;
 		}
 		sdp_rtt_sample(c, s->stamp);
@@ -379,7 +383,7 @@ void sdp_tx_reap(struct sdp_conn *c)
 		if (!smp_load_acquire(&s->done))
 			break;
 		if (s->status != IB_WC_SUCCESS) {
-			sdp_tx_error(c, s->status);
+			sdp_wr_failed(c, s->status, SDP_MIB_QP_ERROR);
 			return;
 		}
 		c->ctrl_tail++;

@@ -81,15 +81,6 @@ void sdp_zc_wake(struct sock *sk)
 	rcu_read_unlock();
 }
 
-static void sdp_zc_failed(struct sdp_conn *c, u8 status, int mib)
-{
-	/* a flush: the connection is ending, its receives say how */
-	if (status == IB_WC_WR_FLUSH_ERR || c->sk->sk_state == TCP_CLOSE)
-		return;
-	c->failed = true;
-	sdp_up->error(c->sk, ECONNRESET, mib);
-}
-
 /* ---- the sink ---- */
 
 static void sdp_zc_read_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -272,7 +263,7 @@ static void sdp_zc_sink_reap(struct sdp_conn *c)
 		if (!smp_load_acquire(&slot->done))
 			break;
 		if (slot->status != IB_WC_SUCCESS) {
-			sdp_zc_failed(c, slot->status, SDP_MIB_ZC_READ_FAILED);
+			sdp_wr_failed(c, slot->status, SDP_MIB_ZC_READ_FAILED);
 			return;
 		}
 		k->rd_tail++;
@@ -374,14 +365,14 @@ int sdp_zc_reg_reap(struct sdp_conn *c, struct sdp_zc_reg *r, bool inv)
 
 	if (status != IB_WC_SUCCESS) {
 		r->reg_status = IB_WC_SUCCESS;
-		sdp_zc_failed(c, status, SDP_MIB_QP_ERROR);
+		sdp_wr_failed(c, status, SDP_MIB_QP_ERROR);
 		return -1;
 	}
 	if (!inv || !smp_load_acquire(&r->inv_done))
 		return 0;
 	if (r->inv_status != IB_WC_SUCCESS) {
 		/* the registration stays till the connection's release */
-		sdp_zc_failed(c, r->inv_status, SDP_MIB_QP_ERROR);
+		sdp_wr_failed(c, r->inv_status, SDP_MIB_QP_ERROR);
 		return -1;
 	}
 	return 1;
@@ -520,7 +511,7 @@ static void sdp_zc_written(struct sdp_conn *c)
 	struct sdp_zc_src *z = sdp_zc_head(c);
 
 	if (z->wr_status != IB_WC_SUCCESS) {
-		sdp_zc_failed(c, z->wr_status, SDP_MIB_QP_ERROR);
+		sdp_wr_failed(c, z->wr_status, SDP_MIB_QP_ERROR);
 		return;
 	}
 	z->acked = z->len;
@@ -553,14 +544,20 @@ void sdp_zc_reap(struct sdp_conn *c)
 		sdp_zc_copy_rest(c);
 }
 
-/* The data before is posted, and where the device asks (reg_alone) completed. */
+/*
+ * The data before is posted, and where the device asks (reg_alone)
+ * completed: slots, control messages, reads, a write from a sender's pages.
+ */
 bool sdp_zc_may_register(const struct sdp_conn *c)
 {
+	const struct sdp_zc_src *z = &c->zsrc[c->zs_head % SDP_ZC_QUEUE];
+
 	if (c->tx_post != c->tx_head)
 		return false;
 	return !c->sdev->quirks.reg_alone ||
 	       (c->tx_tail == c->tx_post && c->ctrl_tail == c->ctrl_head &&
-		c->zsink.rd_tail == c->zsink.rd_head);
+		c->zsink.rd_tail == c->zsink.rd_head &&
+		!(z->write && z->state == SDP_ZC_OUT));
 }
 
 /*
@@ -794,6 +791,10 @@ void sdp_conn_zc_revoke(struct sdp_conn *c)
 		z = sdp_zc_head(c);
 		if (sdp_zc_busy(c) && z->reg.registered)
 			sdp_zbuf_revoke(c, z->buf);
+		/* a write from the sender's pages that completed has put its bytes there */
+		if (z->write && z->state == SDP_ZC_OUT && smp_load_acquire(&z->wr_done) &&
+		    z->wr_status == IB_WC_SUCCESS)
+			z->acked = z->len;
 		/* (and a reader's SinkAvail: its pages are the reader's to take back) */
 		sdp_zr_revoke(c);
 	}
