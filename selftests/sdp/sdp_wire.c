@@ -2327,20 +2327,25 @@ TEST_F(evil_zc1, srcavail_beyond_its_region)
 	expect_read_fault(_metadata, &self->c, before, aborts);
 }
 
+/* A SrcAvail or SinkAvail of @len bytes at our region: the fault @counter names. */
+static void avail_len_fault(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(evil_client) *c, uint8_t mid, uint32_t len,
+			    const char *counter)
+{
+	struct srcah sa = { htonl(len), htonl(c->p.zc_mr->rkey), htobe64(ZC_ADDR(&c->p)) };
+
+	mid_fault(_metadata, c, mid, &sa, sizeof(sa), counter);
+}
+
 /* A SrcAvail's fields and length, judged before anything is read. */
 TEST_F(evil_zc1, srcavail_of_nothing)
 {
-	struct srcah sa = { 0, htonl(self->c.p.zc_mr->rkey), htobe64(ZC_ADDR(&self->c.p)) };
-
-	mid_fault(_metadata, &self->c, MID_SRCAVAIL, &sa, sizeof(sa), "BadSrcAvail");
+	avail_len_fault(_metadata, &self->c, MID_SRCAVAIL, 0, "BadSrcAvail");
 }
 
 TEST_F(evil_zc1, srcavail_too_long)
 {
-	struct srcah sa = { htonl((1 << 20) + 1), htonl(self->c.p.zc_mr->rkey),
-			    htobe64(ZC_ADDR(&self->c.p)) };
-
-	mid_fault(_metadata, &self->c, MID_SRCAVAIL, &sa, sizeof(sa), "BadSrcAvail");
+	avail_len_fault(_metadata, &self->c, MID_SRCAVAIL, (1 << 20) + 1, "BadSrcAvail");
 }
 
 TEST_F(evil_zc1, srcavail_short)
@@ -2855,17 +2860,12 @@ TEST_F(evil_sink, sinkavail_bad_rkey_for_a_big_send)
 /* A SinkAvail offering nothing, or more than 1 MiB, resets. */
 TEST_F(evil_sink, sinkavail_of_nothing)
 {
-	struct srcah sa = { 0, htonl(self->c.p.zc_mr->rkey), htobe64(ZC_ADDR(&self->c.p)) };
-
-	mid_fault(_metadata, &self->c, MID_SINKAVAIL, &sa, sizeof(sa), "BadSinkAvail");
+	avail_len_fault(_metadata, &self->c, MID_SINKAVAIL, 0, "BadSinkAvail");
 }
 
 TEST_F(evil_sink, sinkavail_too_long)
 {
-	struct srcah sa = { htonl((1 << 20) + 1), htonl(self->c.p.zc_mr->rkey),
-			    htobe64(ZC_ADDR(&self->c.p)) };
-
-	mid_fault(_metadata, &self->c, MID_SINKAVAIL, &sa, sizeof(sa), "BadSinkAvail");
+	avail_len_fault(_metadata, &self->c, MID_SINKAVAIL, (1 << 20) + 1, "BadSinkAvail");
 }
 
 /* A second SinkAvail before the first is answered resets. */
