@@ -121,12 +121,12 @@ static int sdp_qp_create(struct sdp_conn *c, struct ib_qp_init_attr *attr)
 	if (sdp_fault(SDP_FAULT_QP))
 		return -ENOMEM;
 	if (c->sdev->quirks.cm_qp) {
-		err = rdma_create_qp(id, c->sdev->pd, attr);
+		err = rdma_create_qp(id, c->pd, attr);
 		if (!err)
 			c->qp = id->qp;
 		return err;
 	}
-	qp = ib_create_qp(c->sdev->pd, attr);
+	qp = ib_create_qp(c->pd, attr);
 	if (IS_ERR(qp))
 		return PTR_ERR(qp);
 	c->qp = qp;
@@ -194,6 +194,9 @@ static void sdp_conn_res_free(struct sdp_conn *c)
 		sdp_cq_put(c->sdev, c->cq, c->cq_room);
 	}
 	sdp_bufs_free(c);
+	/* (after the QP and the zero-copy buffers' MRs) */
+	if (c->pd)
+		ib_dealloc_pd(c->pd);
 	if (!list_empty(&c->dev_item))
 		sdp_dev_del_conn(c);
 	if (c->sdev)
@@ -225,7 +228,13 @@ int sdp_conn_setup(struct sdp_conn *c, u32 rcv_max)
 	c->sdev = sdp_dev_get(id->device);
 	if (!c->sdev)
 		return -ENODEV;
-	c->lkey = c->sdev->pd->local_dma_lkey;
+	c->pd = ib_alloc_pd(id->device, 0);
+	if (IS_ERR(c->pd)) {
+		err = PTR_ERR(c->pd);
+		c->pd = NULL;
+		goto err;
+	}
+	c->lkey = c->pd->local_dma_lkey;
 	c->zc_offered = c->sdev->quirks.zcopy;
 	c->zr_offered = c->sdev->quirks.zcopy;
 	c->rcv_size = clamp_t(u32, min_t(u32, rcv_max, READ_ONCE(sn->buf_size)),

@@ -2,8 +2,9 @@
 /*
  * Sockets Direct Protocol: per-device state.
  *
- * Each RDMA device gets a protection domain shared by its connections. When a
- * device goes away, its connections lose their QPs, CQs and buffers before
+ * Each RDMA device gets completion queues shared by its connections (each
+ * connection has its own protection domain: sdp_conn.c). When a device
+ * goes away, its connections lose their QPs, PDs, CQs and buffers before
  * remove() returns, and their sockets see ECONNRESET.
  */
 #define pr_fmt(fmt) "sdp: " fmt
@@ -62,14 +63,7 @@ static int sdp_add_one(struct ib_device *ibdev)
 	err = sdp_cq_init(sdev);
 	if (err)
 		goto free;
-	sdev->pd = ib_alloc_pd(ibdev, 0);
-	if (IS_ERR(sdev->pd)) {
-		err = PTR_ERR(sdev->pd);
-		sdp_cq_exit(sdev);
-		goto free;
-	}
 	sdp_quirks_init(sdev);
-	sdp_mr_init(sdev);
 	kref_init(&sdev->ref);
 	init_completion(&sdev->released);
 	ib_set_client_data(ibdev, &sdp_client, sdev);
@@ -118,8 +112,6 @@ static void sdp_remove_one(struct ib_device *ibdev, void *client_data)
 	kref_put(&sdev->ref, sdp_dev_release);
 	wait_for_completion(&sdev->released);
 	sdp_cq_exit(sdev);
-	sdp_mr_exit(sdev);
-	ib_dealloc_pd(sdev->pd);
 	kfree(sdev);
 }
 

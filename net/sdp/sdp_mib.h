@@ -60,8 +60,8 @@ enum sdp_mib_field {
 	SDP_MIB_ZC_DECLINED,		/* peers' SrcAvails our reader left unread: SendSM */
 	SDP_MIB_ZC_FALLBACK,		/* large sends copied: no pin, no room, no MR */
 	SDP_MIB_ZC_ASYNC,		/* SrcAvails of MSG_ZEROCOPY sends: no one waited */
-	SDP_MIB_ZC_MR_REUSED,		/* zero-copy sends' MRs from the device's pool */
-	SDP_MIB_ZC_MR_ALLOCS,		/* ... and made, the pool empty */
+	SDP_MIB_ZC_MR_REUSED,		/* zero-copy buffers mapped into an MR their connection had */
+	SDP_MIB_ZC_MR_ALLOCS,		/* ... and into one made for them */
 	SDP_MIB_ZC_CACHE_HITS,		/* blocking sends of a buffer kept pinned and mapped */
 	SDP_MIB_ZC_CACHE_MISSES,	/* ... and of one pinned and mapped anew */
 	SDP_MIB_ZC_CACHE_STALE,		/* kept buffers dropped: the address maps other pages */

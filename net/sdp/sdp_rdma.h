@@ -102,7 +102,6 @@ struct sdp_quirks {
 struct sdp_dev {
 	struct list_head	list;		/* on sdp_devices */
 	struct ib_device	*ibdev;
-	struct ib_pd		*pd;
 	struct sdp_quirks	quirks;
 	struct kref		ref;		/* one per connection, one for the list */
 	struct completion	released;
@@ -111,16 +110,6 @@ struct sdp_dev {
 	struct list_head	cqs;		/* shared by its connections (sdp_cq.c) */
 	struct delayed_work	cq_reap;	/* the unused ones go */
 	struct net_device	*napi_dev;	/* holds the CQs' NAPI contexts */
-	/*
-	 * Fast-registration MRs lent to zero-copy sends (sdp_mr.c), each
-	 * invalidated before it comes back; those the last SDP_MR_LINGER
-	 * did not need go.
-	 */
-	spinlock_t		mr_lock;
-	struct list_head	mrs;		/* last given back first */
-	u32			mr_idle;	/* on mrs */
-	u32			mr_unused;	/* of them, none taken since the last reap */
-	struct delayed_work	mr_reap;
 	bool			dead;
 };
 
@@ -280,7 +269,8 @@ struct sdp_zc_buf {
 	struct page		**pages;
 	struct sg_table		sgt;
 	struct ib_device	*ibdev;		/* the mapping's */
-	struct ib_mr		*mr;		/* the pages mapped in; registered only during a send */
+	struct ib_mr		*mr;		/* the slot's, in the connection's PD: the pages mapped in,
+						 * registered only during a send */
 };
 
 /*
@@ -422,6 +412,11 @@ struct sdp_conn {
 	struct_group(res,
 		struct sdp_dev		*sdev;
 		struct list_head	dev_item;	/* on sdev->conns */
+		/*
+		 * Its own: the regions a peer may reach through its QP are
+		 * this connection's alone, whatever key it guesses.
+		 */
+		struct ib_pd		*pd;
 		struct ib_cq		*cq;		/* shared: sdp_cq_get() */
 		u32			cq_room;	/* completions reserved on it */
 		struct ib_qp		*qp;
@@ -633,12 +628,6 @@ int sdp_tx_ctrl(struct sdp_conn *c, u8 mid, u32 len);
 bool sdp_tx_ctrl_ok(const struct sdp_conn *c);
 void sdp_wr_failed(struct sdp_conn *c, u8 status, int mib);
 struct sdp_bsdh *sdp_tx_ctrl_msg(struct sdp_conn *c);
-
-/* sdp_mr.c */
-void sdp_mr_init(struct sdp_dev *sdev);
-void sdp_mr_exit(struct sdp_dev *sdev);
-struct ib_mr *sdp_mr_get(struct sdp_dev *sdev, bool *reused);
-void sdp_mr_put(struct sdp_dev *sdev, struct ib_mr *mr);
 
 /* sdp_zc.c */
 void sdp_zbuf_exit(struct sdp_conn *c);

@@ -2,6 +2,11 @@
 /*
  * Sockets Direct Protocol: the user buffers of a connection's zero-copy
  * sends and receives, pinned, mapped for the device and mapped into an MR.
+ * Each of the connection's slots makes its MR, in the connection's own PD,
+ * at its first use and keeps it for the buffers it holds after (no
+ * registration in it between them), till the connection's resources go
+ * or its kept buffer ages out: a connection that sends and reads nothing
+ * in place holds none.
  * A blocking send's buffer is kept for the next send of the same bytes
  * (LibRIPC's registration cache), and a reader's for the next receive into
  * them: a program that sends from one buffer again, or reads into one
@@ -110,14 +115,22 @@ static enum dma_data_direction sdp_zbuf_dir(const struct sdp_zc_buf *b)
 	return b->write ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
 }
 
-/* The device's part: the mapping, and the MR back to the device's pool (no registration in it). */
+/*
+ * The device's part: the mapping (in any context). The slot keeps its MR,
+ * with no registration in it, for the next buffer it holds.
+ */
 static void sdp_zbuf_undma(struct sdp_conn *c, struct sdp_zc_buf *b)
 {
 	if (b->mapped)
 		ib_dma_unmap_sgtable_attrs(b->ibdev, &b->sgt, sdp_zbuf_dir(b), 0);
 	b->mapped = false;
+}
+
+/* An empty slot's MR goes (process context). */
+static void sdp_zbuf_unmr(struct sdp_zc_buf *b)
+{
 	if (b->mr)
-		sdp_mr_put(c->sdev, b->mr);
+		ib_dereg_mr(b->mr);
 	b->mr = NULL;
 }
 
@@ -177,6 +190,7 @@ static bool sdp_zbuf_drop_stale(struct sdp_conn *c, bool aged)
 			sdp_zbuf_drop(c, b);
 		} else if (aged && time_after_eq(jiffies, b->used + SDP_ZBUF_LINGER)) {
 			sdp_zbuf_drop(c, b);
+			sdp_zbuf_unmr(b);
 		} else {
 			left = true;
 		}
@@ -251,17 +265,21 @@ static bool sdp_zbuf_account(struct sdp_conn *c, u32 npages, bool *keep)
 }
 
 /*
- * An MR from the device's pool (its PD is the device's), the pages mapped
- * in. Each send gives it a new key (sdp_zc.c).
+ * The slot's MR (made in the connection's PD at its first use), the pages
+ * mapped in. Each send gives it a new key (sdp_zc.c).
  */
 static int sdp_zbuf_mr(struct sdp_conn *c, struct sdp_zc_buf *b)
 {
 	int nents = b->sgt.nents;
-	bool reused;
+	bool reused = b->mr;
 
-	b->mr = sdp_mr_get(c->sdev, &reused);
-	if (!b->mr)
-		return -ENOMEM;
+	if (!b->mr) {
+		b->mr = ib_alloc_mr(c->pd, IB_MR_TYPE_MEM_REG, SDP_ZC_PAGES);
+		if (IS_ERR(b->mr)) {
+			b->mr = NULL;
+			return -ENOMEM;
+		}
+	}
 	SDP_INC_STATS(sock_net(c->sk), reused ? SDP_MIB_ZC_MR_REUSED : SDP_MIB_ZC_MR_ALLOCS);
 	if (ib_map_mr_sg(b->mr, b->sgt.sgl, nents, NULL, PAGE_SIZE) != nents)
 		return -EINVAL;
@@ -370,14 +388,20 @@ void sdp_zbuf_written(struct sdp_zc_buf *b)
 		dma_sync_sgtable_for_cpu(b->ibdev->dma_device, &b->sgt, DMA_FROM_DEVICE);
 }
 
+/* Which slot a new buffer takes first: an empty one with an MR, an empty one, the oldest kept. */
+static int sdp_zbuf_rank(const struct sdp_zc_buf *b)
+{
+	return b->pages ? 2 : b->mr ? 0 : 1;
+}
+
 /*
  * The buffer of a send of @len bytes at @addr of current's memory, or
  * (@write) of a receive into them (in sendmsg() or recvmsg(), under the
  * socket's lock): a kept one of the same bytes, the same way
  * (ZcopyCacheHits), or made in the least recently used of those no one
  * holds. There is one: sends queued are fewer than the buffers, and a
- * connection has one reader's at a time. The stale go first, their MRs
- * back to the device for this one (the work item may not have run yet).
+ * connection has one reader's at a time. The stale go first (the work
+ * item may not have run yet), their slots and MRs free for this one.
  * NULL: the bytes cannot be pinned or mapped, and are copied.
  */
 struct sdp_zc_buf *sdp_zbuf_get(struct sdp_conn *c, unsigned long addr, u32 len, bool async,
@@ -400,7 +424,8 @@ struct sdp_zc_buf *sdp_zbuf_get(struct sdp_conn *c, unsigned long addr, u32 len,
 			SDP_INC_STATS(sock_net(c->sk), SDP_MIB_ZC_CACHE_HITS);
 			goto lend;
 		}
-		if (!lru || (lru->pages && (!b->pages || time_before(b->used, lru->used))))
+		if (!lru || sdp_zbuf_rank(b) < sdp_zbuf_rank(lru) ||
+		    (b->pages && lru->pages && time_before(b->used, lru->used)))
 			lru = b;
 	}
 	b = lru;
@@ -458,7 +483,8 @@ void sdp_zbuf_revoke(struct sdp_conn *c, struct sdp_zc_buf *b)
 
 /*
  * The connection's RDMA resources go (process context): every buffer with
- * them, but a blocking sender's, whose pages go back when it returns.
+ * them, but a blocking sender's, whose pages go back when it returns; the
+ * MRs before the PD (no registration is left in them: the QP is drained).
  */
 void sdp_zbuf_release(struct sdp_conn *c)
 {
@@ -470,14 +496,13 @@ void sdp_zbuf_release(struct sdp_conn *c)
 	for (i = 0; i < SDP_ZBUFS; i++) {
 		struct sdp_zc_buf *b = &c->zbufs->b[i];
 
-		if (!b->pages)
-			continue;
-		if (smp_load_acquire(&b->busy)) {
+		if (b->pages && smp_load_acquire(&b->busy)) {
 			sdp_zbuf_unkeep(b);
 			sdp_zbuf_undma(c, b);
-		} else {
+		} else if (b->pages) {
 			sdp_zbuf_drop(c, b);
 		}
+		sdp_zbuf_unmr(b);
 	}
 	mutex_unlock(&c->zbufs->lock);
 	/* (no notifier or kept buffer is left to queue it again) */
@@ -496,7 +521,8 @@ void sdp_zbuf_exit(struct sdp_conn *c)
 		return;
 	/* (one left: its notifier may still fire, so the set is leaked, not freed) */
 	for (i = 0; i < SDP_ZBUFS; i++)
-		if (WARN_ON_ONCE(c->zbufs->b[i].pages || c->zbufs->b[i].kept))
+		if (WARN_ON_ONCE(c->zbufs->b[i].pages || c->zbufs->b[i].kept ||
+				 c->zbufs->b[i].mr))
 			return;
 	mutex_destroy(&c->zbufs->lock);
 	kfree(c->zbufs);

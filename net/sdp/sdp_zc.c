@@ -290,10 +290,9 @@ static void sdp_zc_sink_reap(struct sdp_conn *c)
 }
 
 /*
- * Each registration of a send's MR gets a random key: the PD is the
- * device's, shared, so a peer that guessed a live rkey could read through
- * its own QP; every wrong guess costs it its connection. And the key of a
- * send before, on the same MR, names nothing.
+ * Each registration of an MR gets a random key, so that the key of a send
+ * or receive before, on the same MR, names nothing. (The PD is the
+ * connection's: no key reaches another connection's regions.)
  */
 void sdp_zc_new_key(struct ib_mr *mr)
 {

@@ -136,7 +136,7 @@ static inline int sdp_sockets(void)
 }
 
 struct baseline {
-	int qps, cqs, mrs, socks;
+	int qps, cqs, mrs, pds, socks;
 };
 
 static inline void baseline_read(struct baseline *b)
@@ -144,6 +144,7 @@ static inline void baseline_read(struct baseline *b)
 	b->qps = rdma_objects(RDMA_NLDEV_CMD_RES_QP_GET);
 	b->cqs = rdma_objects(RDMA_NLDEV_CMD_RES_CQ_GET);
 	b->mrs = rdma_objects(RDMA_NLDEV_CMD_RES_MR_GET);
+	b->pds = rdma_objects(RDMA_NLDEV_CMD_RES_PD_GET);
 	b->socks = sdp_sockets();
 }
 
@@ -151,8 +152,9 @@ static inline void baseline_read(struct baseline *b)
  * Everything back to @b; closed connections finish their DisConn or Abort
  * exchange first, so wait up to @secs. The last reading goes to @now.
  * Completion queues are shared and one left unused lingers a second
- * (sdp_cq.c), as does a zero-copy send's memory region, lent by its
- * device (sdp_mr.c): one counted in @b may be gone since, none may be new.
+ * (sdp_cq.c): one counted in @b may be gone since, none may be new; so
+ * may a memory region of a connection of before still closing. Each
+ * connection has its PD, gone with its QP.
  */
 static inline bool baseline_back(const struct baseline *b, struct baseline *now, int secs)
 {
@@ -161,7 +163,7 @@ static inline bool baseline_back(const struct baseline *b, struct baseline *now,
 	for (i = 0; i < secs * 10; i++) {
 		baseline_read(now);
 		if (now->qps == b->qps && now->cqs <= b->cqs && now->mrs <= b->mrs &&
-		    now->socks == b->socks)
+		    now->pds == b->pds && now->socks == b->socks)
 			return true;
 		usleep(100000);
 	}

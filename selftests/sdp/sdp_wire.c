@@ -190,9 +190,9 @@ static void client_down(struct __test_metadata *_metadata,
 	close(self->lfd);
 	peer_free(&self->p);
 	EXPECT_TRUE(baseline_back(&self->before, &now, 10))
-		TH_LOG("QPs %d -> %d, CQs %d -> %d, SDP sockets %d -> %d",
+		TH_LOG("QPs %d -> %d, CQs %d -> %d, PDs %d -> %d, SDP sockets %d -> %d",
 		       self->before.qps, now.qps, self->before.cqs, now.cqs,
-		       self->before.socks, now.socks);
+		       self->before.pds, now.pds, self->before.socks, now.socks);
 }
 
 FIXTURE_SETUP(evil_client)
@@ -2580,7 +2580,7 @@ TEST_F(evil_zc, read_beyond_the_srcavail)
 }
 
 /*
- * The device lends one memory region to send after send: the next
+ * The connection maps send after send into one memory region: the next
  * SrcAvail names the same region with a new key, and the key the peer saw
  * before reads nothing of it.
  */
@@ -2615,6 +2615,41 @@ TEST_F(evil_zc1, an_earlier_sends_key_reads_nothing)
 	expect_reset_seen(_metadata, &self->c, &z);
 	free(z.buf);
 	self->c.refused = read_pkts(&self->c, 4096);
+}
+
+/*
+ * A key of one connection's SrcAvail reads nothing through another's QP:
+ * each connection's regions are in its own protection domain. Our second
+ * connection's read with the first's live key fails (its kernel socket
+ * resets); the first's SrcAvail is then read as usual.
+ */
+TEST_F(evil_zc1, another_connections_key_reads_nothing)
+{
+	FIXTURE_DATA(evil_client) other = {};
+	struct peer *p = &self->c.p;
+	struct zc_send z = {};
+	struct srcah sa;
+	struct rrch rr;
+	pthread_t t;
+	int status;
+
+	zc_send_start(&z, self->c.sfd, 200000, &t);
+	ASSERT_TRUE(got_avail(p, MID_SRCAVAIL, &sa));
+	zc_up(_metadata, &other, false);
+	status = peer_rdma(&other.p, sa.vaddr, sa.rkey, 4096, false);
+	EXPECT_NE(IBV_WC_SUCCESS, status) TH_LOG("the other connection read the first's region");
+	TH_LOG("the other connection's read: %s",
+	       status < 0 ? "no completion" : ibv_wc_status_str(status));
+	other.refused = read_pkts(&other, 4096);
+	EXPECT_RESET(&other);
+	client_down(_metadata, &other);
+	EXPECT_EQ(IBV_WC_SUCCESS, peer_rdma(p, sa.vaddr, sa.rkey, sa.len, false));
+	EXPECT_EQ(-1, stream_check(32, 0, p->zc, sa.len));
+	rr.len = htonl(sa.len);
+	ASSERT_EQ(0, send_msg(p, MID_RDMARDCOMPL, &rr, sizeof(rr)));
+	pthread_join(t, NULL);
+	EXPECT_EQ(200000, z.n);
+	free(z.buf);
 }
 
 /* SendSM unasked: the peer prefers copies; the send goes on by Data. */
