@@ -240,44 +240,52 @@ say("  CPU seconds per GB moved (whole VM, both ends, one 64 KiB stream): TCP %s
     % tuple(fmt(get("cpu", p, t, 65536, "cpu_s_per_gb"))
             for p, t in (("TCP", SB), ("rsockets", RSP), ("SDP", SB))))
 
-# ---- copy against zero-copy
-if sizes("zc"):
-    say()
-    say("SDP's sends and reads copied (SDP_ZCOPY_THRESH 0 both ends) against zero-copy")
-    say("sends (SrcAvail, RDMA Read): blocking (zcopy) and MSG_ZEROCOPY's (async: a ring")
-    say("of 8 buffers, each reused once notified); reads in place (inplace: the sender")
-    say("copies, the reader's SinkAvail is RDMA Written); both; one sdp_bench stream;")
-    say("MB/s and CPU s per GB (whole VM, both ends); the limit is ib_read_bw -R.")
-    modes = ("copy", "zcopy", "async", "inplace", "both")
-    head = ["size"] + list(modes) + ["%s/copy" % m for m in modes[1:]] + \
-           ["CPU %s" % m for m in modes] + ["ib_read_bw"]
-    body = []
-    for s_ in sizes("zc"):
-        v = [get("zc", "SDP " + m, SB, s_, "mbytes_per_s") for m in modes]
-        body.append([human(s_)] + [fmt(x) for x in v] +
-                    [fmt(ratio(x, v[0]), 2) for x in v[1:]] +
-                    [fmt(get("zc", "SDP " + m, SB, s_, "cpu_s_per_gb")) for m in modes] +
-                    [fmt(get("zc", "verbs", "ib_read_bw", s_, "mbytes_per_s"))])
-    table(head, body)
+# ---- copy against zero-copy, and the overlap experiment: in one VM, and
+# between two hosts (scripts/wire: sections wire_*, the reader on the peer,
+# CPU of the sender's host alone)
+def zc_tables(pre, where, cpu_of):
+    if sizes(pre + "zc"):
+        say()
+        say("SDP's sends and reads copied (SDP_ZCOPY_THRESH 0 both ends) against zero-copy")
+        say("sends (SrcAvail, RDMA Read): blocking (zcopy) and MSG_ZEROCOPY's (async: a ring")
+        say("of 8 buffers, each reused once notified); reads in place (inplace: the sender")
+        say("copies, the reader's SinkAvail is RDMA Written); both; one sdp_bench stream %s;" % where)
+        say("MB/s and CPU s per GB (%s); the limit is ib_read_bw -R." % cpu_of)
+        modes = ("copy", "zcopy", "async", "inplace", "both")
+        head = ["size"] + list(modes) + ["%s/copy" % m for m in modes[1:]] + \
+               ["CPU %s" % m for m in modes] + ["ib_read_bw"]
+        body = []
+        for s_ in sizes(pre + "zc"):
+            v = [get(pre + "zc", "SDP " + m, SB, s_, "mbytes_per_s") for m in modes]
+            body.append([human(s_)] + [fmt(x) for x in v] +
+                        [fmt(ratio(x, v[0]), 2) for x in v[1:]] +
+                        [fmt(get(pre + "zc", "SDP " + m, SB, s_, "cpu_s_per_gb")) for m in modes] +
+                        [fmt(get(pre + "zc", "verbs", "ib_read_bw", s_, "mbytes_per_s"))])
+        table(head, body)
+    if sizes(pre + "zc_overlap"):
+        say()
+        say("Send, compute, send (the AZ-SDP paper's overlap experiment) %s: the sender" % where)
+        say("spins between sends for 200 µs, and for one message's time at the copy rate;")
+        say("MB/s, and kept: of the same mode's rate without computation (1.00: overlapped).")
+        modes = ("copy", "zcopy", "async")
+        head = ["size", "compute µs"] + list(modes) + ["kept %s" % m for m in modes] + \
+               ["async/zcopy"]
+        body = []
+        for s_ in sizes(pre + "zc_overlap"):
+            for name in ("none", "200us", "msg"):
+                v = [get(pre + "zc_overlap", "SDP " + m, SB, s_, "mbytes_per_s_" + name)
+                     for m in modes]
+                b = [get(pre + "zc_overlap", "SDP " + m, SB, s_, "mbytes_per_s_none")
+                     for m in modes]
+                us = get(pre + "zc_overlap", "SDP copy", SB, s_, "compute_us_" + name)
+                body.append([human(s_), fmt(us, 0)] + [fmt(x) for x in v] +
+                            [fmt(ratio(x, y), 2) for x, y in zip(v, b)] +
+                            [fmt(ratio(v[2], v[1]), 2)])
+        table(head, body)
 
-# ---- the AZ-SDP paper's overlap experiment
-if sizes("zc_overlap"):
-    say()
-    say("Send, compute, send (the AZ-SDP paper's overlap experiment): the sender spins")
-    say("between sends for 200 µs, and for one message's time at the copy rate; MB/s, and")
-    say("kept: of the same mode's rate without computation (1.00: fully overlapped).")
-    modes = ("copy", "zcopy", "async")
-    head = ["size", "compute µs"] + ["%s" % m for m in modes] + ["kept %s" % m for m in modes] + \
-           ["async/zcopy"]
-    body = []
-    for s_ in sizes("zc_overlap"):
-        for name in ("none", "200us", "msg"):
-            v = [get("zc_overlap", "SDP " + m, SB, s_, "mbytes_per_s_" + name) for m in modes]
-            b = [get("zc_overlap", "SDP " + m, SB, s_, "mbytes_per_s_none") for m in modes]
-            us = get("zc_overlap", "SDP copy", SB, s_, "compute_us_" + name)
-            body.append([human(s_), fmt(us, 0)] + [fmt(x) for x in v] +
-                        [fmt(ratio(x, y), 2) for x, y in zip(v, b)] + [fmt(ratio(v[2], v[1]), 2)])
-    table(head, body)
+
+zc_tables("", "in one VM", "whole VM, both ends")
+zc_tables("wire_", "between two hosts", "the sender's host")
 
 # ---- setup
 say()
