@@ -775,7 +775,7 @@ void sdp_conn_zc_cancel(struct sdp_conn *c)
  * context, with a SrcAvail out the QP is drained (to error: nothing more
  * is read, and no registration or invalidation still names an MR), then
  * the oldest's MR goes if it was registered (the registration may be
- * live; the others' never were, and go back to the pool), and the pages
+ * live; the others' never were, and stay with their slots), and the pages
  * go back: MSG_ZEROCOPY's notified, a blocking sender's (alone in the
  * queue) its own again; buffers kept for later sends go too. The
  * connection was over, or is now.

@@ -35,7 +35,7 @@ static inline void count_table(int *n, int type, const char *s,
 	int left;
 
 	if (type != RDMA_NLDEV_ATTR_RES_QP && type != RDMA_NLDEV_ATTR_RES_CQ &&
-	    type != RDMA_NLDEV_ATTR_RES_MR)
+	    type != RDMA_NLDEV_ATTR_RES_MR && type != RDMA_NLDEV_ATTR_RES_PD)
 		return;
 	e = (const void *)s;
 	left = t->nla_len - NLA_HDRLEN;

@@ -51,9 +51,9 @@ __attribute__((constructor)) static void settle(void)
 	bool gone = sdp_qps_gone(15);
 
 	baseline_read(&settled);
-	fprintf(stderr, "# baseline%s: QPs %d, CQs %d, MRs %d, SDP sockets %d\n",
+	fprintf(stderr, "# baseline%s: QPs %d, CQs %d, MRs %d, PDs %d, SDP sockets %d\n",
 		gone ? "" : " (QPs of ours still there)", settled.qps, settled.cqs,
-		settled.mrs, settled.socks);
+		settled.mrs, settled.pds, settled.socks);
 }
 
 /* The next program finds none of ours either. */
@@ -77,8 +77,9 @@ static void all_back(struct __test_metadata *_metadata)
 	for (size_t i = 0; i < sizeof(sites) / sizeof(sites[0]); i++)
 		EXPECT_EQ(0, arm(sites[i], 0));
 	EXPECT_TRUE(baseline_back(before, &now, 10))
-		TH_LOG("QPs %d -> %d, CQs %d -> %d, SDP sockets %d -> %d",
-		       before->qps, now.qps, before->cqs, now.cqs, before->socks, now.socks);
+		TH_LOG("QPs %d -> %d, CQs %d -> %d, PDs %d -> %d, SDP sockets %d -> %d",
+		       before->qps, now.qps, before->cqs, now.cqs, before->pds, now.pds,
+		       before->socks, now.socks);
 	l = sdp_listener(sdp_family(), SDP_A, 8, &addr, &alen);
 	ASSERT_LE(0, l);
 	sdp_rdma_byte(_metadata, l, &addr, alen);

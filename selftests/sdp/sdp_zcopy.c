@@ -16,8 +16,9 @@
  * that waits is written by the next send, at any size and alignment; a
  * signal, SO_RCVTIMEO, the peer's reset end it as TCP's; peeks and small
  * reads copy; a buffer read into again stays pinned. Over SDP the counters say which
- * bytes went zero-copy, and pinned pages (VmPin) and memory regions return
- * to their start (or below: the device's pool lets its unused go).
+ * bytes went zero-copy, and pinned pages (VmPin), memory regions and PDs
+ * return to their start (memory regions or below: a connection of before
+ * may still be closing).
  */
 #include <pthread.h>
 #include <signal.h>
@@ -188,9 +189,10 @@ FIXTURE_TEARDOWN(zc)
 	EXPECT_EQ(0, vm_pin_within(0, 50));
 	if (variant->sdp) {
 		EXPECT_TRUE(baseline_back(&self->base, &now, 10))
-			TH_LOG("qps %d -> %d, cqs %d -> %d, mrs %d -> %d, sockets %d -> %d",
+			TH_LOG("qps %d -> %d, cqs %d -> %d, mrs %d -> %d, pds %d -> %d, sockets %d -> %d",
 			       self->base.qps, now.qps, self->base.cqs, now.cqs,
-			       self->base.mrs, now.mrs, self->base.socks, now.socks);
+			       self->base.mrs, now.mrs, self->base.pds, now.pds,
+			       self->base.socks, now.socks);
 	}
 }
 
