@@ -518,11 +518,17 @@ static void sdp_zc_written(struct sdp_conn *c)
 	sdp_zc_src_finish(c);
 }
 
+/* Our write from the sender's pages is posted and completed (maybe failed). */
+static bool sdp_zc_write_over(const struct sdp_zc_src *z)
+{
+	return z->write && z->state == SDP_ZC_OUT && smp_load_acquire(&z->wr_done);
+}
+
 static void sdp_zc_src_reap(struct sdp_conn *c)
 {
 	struct sdp_zc_src *z = sdp_zc_head(c);
 
-	if (z->write && z->state == SDP_ZC_OUT && smp_load_acquire(&z->wr_done))
+	if (sdp_zc_write_over(z))
 		sdp_zc_written(c);
 	if (c->v.live && sdp_zc_reg_reap(c, &z->reg, z->state == SDP_ZC_INV) > 0)
 		sdp_zc_src_done(c);
@@ -791,8 +797,7 @@ void sdp_conn_zc_revoke(struct sdp_conn *c)
 		if (sdp_zc_busy(c) && z->reg.registered)
 			sdp_zbuf_revoke(c, z->buf);
 		/* a write from the sender's pages that completed has put its bytes there */
-		if (z->write && z->state == SDP_ZC_OUT && smp_load_acquire(&z->wr_done) &&
-		    z->wr_status == IB_WC_SUCCESS)
+		if (sdp_zc_write_over(z) && z->wr_status == IB_WC_SUCCESS)
 			z->acked = z->len;
 		/* (and a reader's SinkAvail: its pages are the reader's to take back) */
 		sdp_zr_revoke(c);

@@ -2513,24 +2513,35 @@ static unsigned int read_pkts(FIXTURE_DATA(evil_client) *self, uint32_t len)
 	return (len + info.path_mtu - 1) / info.path_mtu;
 }
 
+/*
+ * We read the kernel's SrcAvail @sa whole (its bytes key 32's stream) and
+ * say so: its send of @len, in @t, returns all of it.
+ */
+static void srcavail_read_whole(struct __test_metadata *_metadata, struct peer *p,
+				const struct srcah *sa, struct zc_send *z, pthread_t t,
+				size_t len)
+{
+	struct rrch rr = { htonl(sa->len) };
+
+	EXPECT_EQ(IBV_WC_SUCCESS, peer_rdma(p, sa->vaddr, sa->rkey, sa->len, false));
+	EXPECT_EQ(-1, stream_check(32, 0, p->zc, sa->len));
+	ASSERT_EQ(0, send_msg(p, MID_RDMARDCOMPL, &rr, sizeof(rr)));
+	pthread_join(t, NULL);
+	EXPECT_EQ((ssize_t)len, z->n) TH_LOG("%s", strerror(z->err));
+}
+
 /* The kernel offers a large send by SrcAvail; we read it and say so. */
 TEST_F(evil_zc, kernels_srcavail_is_read)
 {
 	struct zc_send z = {};
 	struct peer *p = &self->c.p;
-	struct rrch rr;
 	struct srcah sa;
 	pthread_t t;
 
 	zc_send_start(&z, self->c.sfd, 200000, &t);
 	ASSERT_TRUE(got_avail(p, MID_SRCAVAIL, &sa));
 	EXPECT_EQ(200000, sa.len);
-	EXPECT_EQ(IBV_WC_SUCCESS, peer_rdma(p, sa.vaddr, sa.rkey, sa.len, false));
-	EXPECT_EQ(-1, stream_check(32, 0, p->zc, sa.len));
-	rr.len = htonl(sa.len);
-	ASSERT_EQ(0, send_msg(p, MID_RDMARDCOMPL, &rr, sizeof(rr)));
-	pthread_join(t, NULL);
-	EXPECT_EQ(200000, z.n);
+	srcavail_read_whole(_metadata, p, &sa, &z, t, 200000);
 	/* its key is dead once send() returned: our QP refuses the read */
 	EXPECT_NE(IBV_WC_SUCCESS, peer_rdma(p, sa.vaddr, sa.rkey, 4096, false));
 	self->c.refused = read_pkts(&self->c, 4096);
@@ -2629,7 +2640,6 @@ TEST_F(evil_zc1, another_connections_key_reads_nothing)
 	struct peer *p = &self->c.p;
 	struct zc_send z = {};
 	struct srcah sa;
-	struct rrch rr;
 	pthread_t t;
 	int status;
 
@@ -2643,12 +2653,7 @@ TEST_F(evil_zc1, another_connections_key_reads_nothing)
 	other.refused = read_pkts(&other, 4096);
 	EXPECT_RESET(&other);
 	client_down(_metadata, &other);
-	EXPECT_EQ(IBV_WC_SUCCESS, peer_rdma(p, sa.vaddr, sa.rkey, sa.len, false));
-	EXPECT_EQ(-1, stream_check(32, 0, p->zc, sa.len));
-	rr.len = htonl(sa.len);
-	ASSERT_EQ(0, send_msg(p, MID_RDMARDCOMPL, &rr, sizeof(rr)));
-	pthread_join(t, NULL);
-	EXPECT_EQ(200000, z.n);
+	srcavail_read_whole(_metadata, p, &sa, &z, t, 200000);
 	free(z.buf);
 }
 
@@ -2823,7 +2828,6 @@ TEST_F(evil_sink, a_crossed_sinkavail_is_declined)
 	struct peer *p = &self->c.p;
 	struct zc_send z = {};
 	struct srcah sa;
-	struct rrch rr;
 	struct bsdh h;
 	pthread_t t;
 
@@ -2836,12 +2840,7 @@ TEST_F(evil_sink, a_crossed_sinkavail_is_declined)
 	zc_send_start(&z, self->c.sfd, ZC_REGION, &t);
 	ASSERT_TRUE(got_avail(p, MID_SRCAVAIL, &sa));
 	EXPECT_EQ(ZC_REGION, sa.len);
-	EXPECT_EQ(IBV_WC_SUCCESS, peer_rdma(p, sa.vaddr, sa.rkey, sa.len, false));
-	EXPECT_EQ(-1, stream_check(32, 0, p->zc, sa.len));
-	rr.len = htonl(sa.len);
-	ASSERT_EQ(0, send_msg(p, MID_RDMARDCOMPL, &rr, sizeof(rr)));
-	pthread_join(t, NULL);
-	EXPECT_EQ(ZC_REGION, z.n) TH_LOG("%s", strerror(z.err));
+	srcavail_read_whole(_metadata, p, &sa, &z, t, ZC_REGION);
 	free(z.buf);
 }
 
