@@ -228,7 +228,7 @@ int sdp_conn_setup(struct sdp_conn *c, u32 rcv_max)
 	c->sdev = sdp_dev_get(id->device);
 	if (!c->sdev)
 		return -ENODEV;
-	c->pd = ib_alloc_pd(id->device, 0);
+	c->pd = sdp_fault(SDP_FAULT_PD) ? ERR_PTR(-ENOMEM) : ib_alloc_pd(id->device, 0);
 	if (IS_ERR(c->pd)) {
 		err = PTR_ERR(c->pd);
 		c->pd = NULL;

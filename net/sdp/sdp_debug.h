@@ -18,6 +18,7 @@ enum sdp_fault {
 	SDP_FAULT_CM_ID,	/* an rdma_cm id */
 	SDP_FAULT_ACCEPT,	/* a listener's child's connection, as a whole */
 	SDP_FAULT_CONN,		/* a connection's RDMA state */
+	SDP_FAULT_PD,		/* its protection domain */
 	SDP_FAULT_CQ,
 	SDP_FAULT_QP,
 	SDP_FAULT_RINGS,	/* the rings' slot arrays */

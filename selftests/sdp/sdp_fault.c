@@ -35,7 +35,7 @@ static int armed(const char *site)
 }
 
 static const char *const sites[] = {
-	"sock", "tcp", "cm_id", "accept", "conn", "cq", "qp", "rings", "rx_buf", "tx_buf",
+	"sock", "tcp", "cm_id", "accept", "conn", "pd", "cq", "qp", "rings", "rx_buf", "tx_buf",
 	"kmem_buf",
 };
 
@@ -155,6 +155,7 @@ FIXTURE_VARIANT(connect_site) {
 
 FIXTURE_VARIANT_ADD(connect_site, cm_id) { .name = "cm_id" };
 FIXTURE_VARIANT_ADD(connect_site, conn) { .name = "conn" };
+FIXTURE_VARIANT_ADD(connect_site, pd) { .name = "pd" };
 FIXTURE_VARIANT_ADD(connect_site, cq) { .name = "cq" };
 FIXTURE_VARIANT_ADD(connect_site, qp) { .name = "qp" };
 FIXTURE_VARIANT_ADD(connect_site, rings) { .name = "rings" };
@@ -184,6 +185,7 @@ FIXTURE_VARIANT_ADD(listen_site, sock) { .name = "sock" };
 FIXTURE_VARIANT_ADD(listen_site, tcp) { .name = "tcp" };
 FIXTURE_VARIANT_ADD(listen_site, accept) { .name = "accept" };
 FIXTURE_VARIANT_ADD(listen_site, conn) { .name = "conn" };
+FIXTURE_VARIANT_ADD(listen_site, pd) { .name = "pd" };
 FIXTURE_VARIANT_ADD(listen_site, cq) { .name = "cq" };
 FIXTURE_VARIANT_ADD(listen_site, qp) { .name = "qp" };
 FIXTURE_VARIANT_ADD(listen_site, rings) { .name = "rings" };
