@@ -170,4 +170,9 @@ static inline bool baseline_back(const struct baseline *b, struct baseline *now,
 	return false;
 }
 
+/* What baseline_back() compared, for the log when it fails: TH_LOG(BASELINE_FMT, BASELINE_ARGS(b, now)). */
+#define BASELINE_FMT	"QPs %d -> %d, CQs %d -> %d, MRs %d -> %d, PDs %d -> %d, SDP sockets %d -> %d"
+#define BASELINE_ARGS(b, now)	(b)->qps, (now)->qps, (b)->cqs, (now)->cqs, (b)->mrs, (now)->mrs, \
+				(b)->pds, (now)->pds, (b)->socks, (now)->socks
+
 #endif

@@ -77,9 +77,7 @@ static void all_back(struct __test_metadata *_metadata)
 	for (size_t i = 0; i < sizeof(sites) / sizeof(sites[0]); i++)
 		EXPECT_EQ(0, arm(sites[i], 0));
 	EXPECT_TRUE(baseline_back(before, &now, 10))
-		TH_LOG("QPs %d -> %d, CQs %d -> %d, PDs %d -> %d, SDP sockets %d -> %d",
-		       before->qps, now.qps, before->cqs, now.cqs, before->pds, now.pds,
-		       before->socks, now.socks);
+		TH_LOG(BASELINE_FMT, BASELINE_ARGS(before, &now));
 	l = sdp_listener(sdp_family(), SDP_A, 8, &addr, &alen);
 	ASSERT_LE(0, l);
 	sdp_rdma_byte(_metadata, l, &addr, alen);

@@ -372,9 +372,7 @@ FIXTURE_TEARDOWN(soak)
 	sdp_sysctl_set("buf_size", self->saved_buf_size);
 	sdp_mem_set(self->saved_mem[0], self->saved_mem[1], self->saved_mem[2]);
 	if (!baseline_back(&self->before, &now, 30 * sdp_slow())) {
-		TH_LOG("QPs %d -> %d, CQs %d -> %d, PDs %d -> %d, SDP sockets %d -> %d; those left:",
-		       self->before.qps, now.qps, self->before.cqs, now.cqs,
-		       self->before.pds, now.pds, self->before.socks, now.socks);
+		TH_LOG(BASELINE_FMT "; those left:", BASELINE_ARGS(&self->before, &now));
 		if (system("../../userspace/sdpstat -a -e >&2"))
 			TH_LOG("no sdpstat");
 		EXPECT_TRUE(false);
@@ -991,9 +989,7 @@ TEST_F_TIMEOUT(soak, idle, 1800)
 	free(sfd);
 	/* memory once every socket and QP is gone: slab caches keep some */
 	EXPECT_TRUE(baseline_back(&start, &now, 30 + idle / 100))
-		TH_LOG("QPs %d -> %d, CQs %d -> %d, PDs %d -> %d, SDP sockets %d -> %d",
-		       start.qps, now.qps, start.cqs, now.cqs, start.pds, now.pds,
-		       start.socks, now.socks);
+		TH_LOG(BASELINE_FMT, BASELINE_ARGS(&start, &now));
 	closed = mem_available();
 	TH_LOG("closed in %.1f s; %ld of %ld MiB not back", sdp_now() - t0,
 	       (before - closed) >> 10, (before - opened) >> 10);

@@ -190,9 +190,7 @@ static void client_down(struct __test_metadata *_metadata,
 	close(self->lfd);
 	peer_free(&self->p);
 	EXPECT_TRUE(baseline_back(&self->before, &now, 10))
-		TH_LOG("QPs %d -> %d, CQs %d -> %d, PDs %d -> %d, SDP sockets %d -> %d",
-		       self->before.qps, now.qps, self->before.cqs, now.cqs,
-		       self->before.pds, now.pds, self->before.socks, now.socks);
+		TH_LOG(BASELINE_FMT, BASELINE_ARGS(&self->before, &now));
 }
 
 FIXTURE_SETUP(evil_client)
@@ -978,8 +976,7 @@ static void peer_killed(struct __test_metadata *_metadata, bool kernel_sends)
 	close(io.fd);
 	close(lfd);
 	EXPECT_TRUE(baseline_back(&before, &now, 10))
-		TH_LOG("QPs %d -> %d, CQs %d -> %d, SDP sockets %d -> %d",
-		       before.qps, now.qps, before.cqs, now.cqs, before.socks, now.socks);
+		TH_LOG(BASELINE_FMT, BASELINE_ARGS(&before, &now));
 	if (_metadata->passed)
 		fprintf(stderr, "# PROOF rdma %s qp %u<->%u, %u msgs %s\n", info.ibdev,
 			info.qp_num, qpn, kernel_sends ? (unsigned int)info.tx_msgs :
@@ -1200,8 +1197,7 @@ TEST_F_TIMEOUT(random_peer, sequences_for_a_bounded_time, 24 * 3600)
 	EXPECT_LT(0, f.resets);
 	EXPECT_LT(0, f.alive);
 	EXPECT_TRUE(baseline_back(&before, &now, 30))
-		TH_LOG("QPs %d -> %d, CQs %d -> %d, SDP sockets %d -> %d",
-		       before.qps, now.qps, before.cqs, now.cqs, before.socks, now.socks);
+		TH_LOG(BASELINE_FMT, BASELINE_ARGS(&before, &now));
 	free(f.sent);
 	/* and the next connection is a good one, over RDMA */
 	client_up(_metadata, &c);
@@ -1295,8 +1291,7 @@ TEST_F(evil_hello, refused)
 	peer_free(&self->p);
 	memset(&self->p, 0, sizeof(self->p));
 	EXPECT_TRUE(baseline_back(&before, &now, 5))
-		TH_LOG("QPs %d -> %d, CQs %d -> %d, SDP sockets %d -> %d",
-		       before.qps, now.qps, before.cqs, now.cqs, before.socks, now.socks);
+		TH_LOG(BASELINE_FMT, BASELINE_ARGS(&before, &now));
 }
 #endif /* (SDP_WIRE_PART: 6.1 runs them) */
 

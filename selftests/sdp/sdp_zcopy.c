@@ -189,10 +189,7 @@ FIXTURE_TEARDOWN(zc)
 	EXPECT_EQ(0, vm_pin_within(0, 50));
 	if (variant->sdp) {
 		EXPECT_TRUE(baseline_back(&self->base, &now, 10))
-			TH_LOG("qps %d -> %d, cqs %d -> %d, mrs %d -> %d, pds %d -> %d, sockets %d -> %d",
-			       self->base.qps, now.qps, self->base.cqs, now.cqs,
-			       self->base.mrs, now.mrs, self->base.pds, now.pds,
-			       self->base.socks, now.socks);
+			TH_LOG(BASELINE_FMT, BASELINE_ARGS(&self->base, &now));
 	}
 }
 
