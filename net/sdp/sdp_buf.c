@@ -92,6 +92,12 @@ static void sdp_mem_uncharge(struct sock *sk, u32 size, enum sdp_mem mem)
 	sk_mem_uncharge(sk, size);
 }
 
+/* A receive buffer the SRQ filled, now the connection's: charged if the socket may. */
+bool sdp_buf_adopt(struct sdp_conn *c, u32 size)
+{
+	return sdp_mem_charge(c->sk, size, SDP_MEM_RX);
+}
+
 /* A buffer of @size bytes for the device, charged as @mem says. */
 int sdp_buf_map(struct sdp_conn *c, void **buf, u64 *dma, u32 size,
 		enum sdp_mem mem, gfp_t gfp)
@@ -140,7 +146,8 @@ void sdp_bufs_free(struct sdp_conn *c)
 	u32 i;
 
 	for (i = 0; c->rx && i < c->rx_count; i++)
-		sdp_buf_unmap(c, c->rx[i].buf, c->rx[i].dma, c->rcv_size, SDP_MEM_RX);
+		sdp_buf_unmap(c, c->rx[i].buf, c->rx[i].dma, c->rcv_size,
+			      c->rx[i].kmem ? SDP_MEM_RX_KERNEL : SDP_MEM_RX);
 	/* what was in flight is not queued any more */
 	sk_wmem_queued_add(c->sk, -(int)((c->tx_head - c->tx_tail) * c->snd_size));
 	for (i = 0; c->tx && i < c->tx_count; i++)

@@ -102,13 +102,19 @@ static int sdp_qp_to(struct sdp_conn *c, enum ib_qp_state state)
 	/* -EINVAL: the CM has left the states this needs; a REJ came */
 	if (err)
 		return err == -EINVAL ? -ECONNREFUSED : err;
-	attr.qp_access_flags = (c->sdev->quirks.zcopy ? IB_ACCESS_REMOTE_READ : 0) |
+	attr.qp_access_flags = (c->sdev->quirks.zcopy && !c->srq ? IB_ACCESS_REMOTE_READ : 0) |
 			       (c->zr_peer ? IB_ACCESS_REMOTE_WRITE : 0);
 	/* the CM's would be the REQ's on the passive side: ours, as agreed */
 	attr.max_dest_rd_atomic = c->rd_in;
 	attr.max_rd_atomic = c->rd_out;
 	attr.retry_cnt = SDP_RETRY;
 	attr.rnr_retry = SDP_RNR_RETRY;
+	/*
+	 * Not the CM's 655 ms: a sender waits this long each time our SRQ is
+	 * empty, its retries (SDP_RNR_RETRY) some 0.7 s for the refill.
+	 */
+	if (c->srq && state == IB_QPS_RTR)
+		attr.min_rnr_timer = IB_RNR_TIMER_122_88;
 	return ib_modify_qp(c->qp, &attr, mask);
 }
 
@@ -169,9 +175,11 @@ void sdp_conn_qp_err(struct sdp_conn *c)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 
-	if (c->v.live && !c->sdev->quirks.cm_qp)
-		ib_modify_qp(c->qp, &attr, IB_QP_STATE);
+	if (c->v.live && !c->sdev->quirks.cm_qp &&
+	    !ib_modify_qp(c->qp, &attr, IB_QP_STATE) && c->srq)
+		sdp_srq_qp_down(c);
 }
+
 
 /*
  * A waiter that busy polls the socket (sock_poll(), epoll, recv) reaps its
@@ -195,8 +203,12 @@ static void sdp_conn_res_free(struct sdp_conn *c)
 	}
 	sdp_bufs_free(c);
 	/* (after the QP and the zero-copy buffers' MRs) */
-	if (c->pd)
+	if (c->srq) {
+		sdp_srq_conn_exit(c);
+		sdp_srq_put(c->srq);
+	} else if (c->pd) {
 		ib_dealloc_pd(c->pd);
+	}
 	if (!list_empty(&c->dev_item))
 		sdp_dev_del_conn(c);
 	if (c->sdev)
@@ -228,19 +240,32 @@ int sdp_conn_setup(struct sdp_conn *c, u32 rcv_max)
 	c->sdev = sdp_dev_get(id->device);
 	if (!c->sdev)
 		return -ENODEV;
-	c->pd = sdp_fault(SDP_FAULT_PD) ? ERR_PTR(-ENOMEM) : ib_alloc_pd(id->device, 0);
-	if (IS_ERR(c->pd)) {
-		err = PTR_ERR(c->pd);
-		c->pd = NULL;
-		goto err;
-	}
-	c->lkey = c->pd->local_dma_lkey;
-	c->zc_offered = c->sdev->quirks.zcopy;
-	c->zr_offered = c->sdev->quirks.zcopy;
 	c->rcv_size = clamp_t(u32, min_t(u32, rcv_max, READ_ONCE(sn->buf_size)),
 			      SDP_MIN_BUF_SIZE, SDP_MAX_BUF_SIZE);
 	c->rx_count = sdp_ring_size(sk, sk->sk_rcvbuf, SOCK_RCVBUF_LOCK,
 				    READ_ONCE(sn->rx_bufs), c->rcv_size);
+	/* without an SRQ to be had, a ring of our own */
+	if (READ_ONCE(sn->shared_rq))
+		c->srq = sdp_srq_get(c->sdev, c->rcv_size);
+	if (c->srq) {
+		c->pd = c->srq->pd;
+		SDP_INC_STATS(sock_net(sk), SDP_MIB_SRQ_CONNS);
+		err = sdp_srq_conn_init(c);
+		if (err)
+			goto err;
+	} else {
+		c->pd = sdp_fault(SDP_FAULT_PD) ? ERR_PTR(-ENOMEM) :
+			ib_alloc_pd(id->device, 0);
+		if (IS_ERR(c->pd)) {
+			err = PTR_ERR(c->pd);
+			c->pd = NULL;
+			goto err;
+		}
+	}
+	c->lkey = c->pd->local_dma_lkey;
+	/* the SRQ's domain is every such connection's: no region of ours in it for a peer */
+	c->zc_offered = c->sdev->quirks.zcopy && !c->srq;
+	c->zr_offered = c->sdev->quirks.zcopy && !c->srq;
 	/*
 	 * The peer's message size is not known yet: count in ours. A power of
 	 * two, as the ring's u32 positions index it modulo its size, also
@@ -250,7 +275,8 @@ int sdp_conn_setup(struct sdp_conn *c, u32 rcv_max)
 							 READ_ONCE(sn->tx_bufs), c->rcv_size));
 
 	/* room for all the QP may have outstanding (below) */
-	c->cq_room = c->rx_count + c->tx_count + SDP_CTRL_SLOTS + sdp_zc_wrs(c->sdev) + 2;
+	c->cq_room = (c->srq ? 1 : c->rx_count) + c->tx_count + SDP_CTRL_SLOTS +
+		     sdp_zc_wrs(c->sdev) + 2;
 	c->cq = sdp_cq_get(c->sdev, c->cq_room);
 	if (IS_ERR(c->cq)) {
 		err = PTR_ERR(c->cq);
@@ -264,9 +290,15 @@ int sdp_conn_setup(struct sdp_conn *c, u32 rcv_max)
 	attr.recv_cq = c->cq;
 	/* One more of each for ib_drain_qp()'s marker. */
 	attr.cap.max_send_wr = c->tx_count + SDP_CTRL_SLOTS + sdp_zc_wrs(c->sdev) + 1;
-	attr.cap.max_recv_wr = c->rx_count + 1;
+	if (c->srq) {
+		/* and one for the end marker; receives are the SRQ's */
+		attr.srq = c->srq->srq;
+		attr.cap.max_send_wr++;
+	} else {
+		attr.cap.max_recv_wr = c->rx_count + 1;
+		attr.cap.max_recv_sge = 1;
+	}
 	attr.cap.max_send_sge = 1;
-	attr.cap.max_recv_sge = 1;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	attr.qp_type = IB_QPT_RC;
 	err = sdp_qp_create(c, &attr);

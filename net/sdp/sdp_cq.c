@@ -12,8 +12,9 @@
  * the vector of the CPU it is set up on, and gives it back when its QP is
  * gone. The room is what its QP may have outstanding (max_send_wr +
  * max_recv_wr, the drain markers among them; every send is signalled and
- * each work request completes once): a CQ never holds more than that sum
- * over its QPs, so it cannot overflow by construction. A CQ is created when
+ * each work request completes once), and SDP_SRQ_BUFS stay free for the
+ * receives of QPs on the device's SRQ, which are never more: a CQ never
+ * holds more than that sum, so it cannot overflow by construction. A CQ is created when
  * none of the vector has room, and destroyed once it has served nobody for
  * SDP_CQ_LINGER: connections that come and go one at a time reuse it.
  *
@@ -82,6 +83,12 @@ static void sdp_cq_destroy(struct sdp_cq *scq)
 	kfree(scq);
 }
 
+/* What QPs may reserve: the rest is for the SRQ's receives (sdp_srq.c). */
+static u32 sdp_cq_room(const struct sdp_cq *scq)
+{
+	return scq->entries - SDP_SRQ_BUFS;
+}
+
 /*
  * Room for @nr completions on a CQ of @sdev, of the vector of this CPU;
  * process context.
@@ -95,7 +102,7 @@ struct ib_cq *sdp_cq_get(struct sdp_dev *sdev, u32 nr)
 		return ERR_PTR(-ENOMEM);
 	mutex_lock(&sdev->lock);
 	list_for_each_entry(scq, &sdev->cqs, node) {
-		if (scq->vector == vector && scq->used + nr <= scq->entries) {
+		if (scq->vector == vector && scq->used + nr <= sdp_cq_room(scq)) {
 			found = scq;
 			break;
 		}
@@ -106,7 +113,7 @@ struct ib_cq *sdp_cq_get(struct sdp_dev *sdev, u32 nr)
 			mutex_unlock(&sdev->lock);
 			return ERR_CAST(found);
 		}
-		if (WARN_ON_ONCE(nr > found->entries)) {
+		if (WARN_ON_ONCE(nr > sdp_cq_room(found))) {
 			sdp_cq_destroy(found);
 			mutex_unlock(&sdev->lock);
 			return ERR_PTR(-EINVAL);

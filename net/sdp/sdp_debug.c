@@ -26,6 +26,7 @@ static const char *const sdp_fault_names[SDP_FAULT_MAX] = {
 	[SDP_FAULT_ACCEPT]	= "accept",
 	[SDP_FAULT_CONN]	= "conn",
 	[SDP_FAULT_PD]		= "pd",
+	[SDP_FAULT_SRQ]		= "srq",
 	[SDP_FAULT_CQ]		= "cq",
 	[SDP_FAULT_QP]		= "qp",
 	[SDP_FAULT_RINGS]	= "rings",

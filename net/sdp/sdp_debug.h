@@ -19,6 +19,7 @@ enum sdp_fault {
 	SDP_FAULT_ACCEPT,	/* a listener's child's connection, as a whole */
 	SDP_FAULT_CONN,		/* a connection's RDMA state */
 	SDP_FAULT_PD,		/* its protection domain */
+	SDP_FAULT_SRQ,		/* the device's shared receive queue */
 	SDP_FAULT_CQ,
 	SDP_FAULT_QP,
 	SDP_FAULT_RINGS,	/* the rings' slot arrays */

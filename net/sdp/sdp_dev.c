@@ -47,6 +47,7 @@ static void sdp_quirks_init(struct sdp_dev *sdev)
 			     a->max_fast_reg_page_list_len >= SDP_ZC_PAGES;
 	sdev->quirks.reg_alone = ibdev->ops.driver_id == RDMA_DRIVER_RXE;
 	sdev->quirks.read_fence = ibdev->ops.driver_id == RDMA_DRIVER_RXE;
+	sdev->quirks.srq = !iwarp && a->max_srq && a->max_srq_wr >= SDP_SRQ_BUFS;
 }
 
 static int sdp_add_one(struct ib_device *ibdev)
@@ -60,6 +61,7 @@ static int sdp_add_one(struct ib_device *ibdev)
 	sdev->ibdev = ibdev;
 	mutex_init(&sdev->lock);
 	INIT_LIST_HEAD(&sdev->conns);
+	INIT_LIST_HEAD(&sdev->srqs);
 	err = sdp_cq_init(sdev);
 	if (err)
 		goto free;

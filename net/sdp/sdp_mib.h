@@ -72,6 +72,7 @@ enum sdp_mib_field {
 	SDP_MIB_ZC_RECV_DECLINED,	/* ... of them answered with none */
 	SDP_MIB_ZC_WRITES,		/* peers' SinkAvails we wrote into */
 	SDP_MIB_ZC_DIRECT_BYTES,	/* of those bytes, written from the sender's own pages */
+	SDP_MIB_SRQ_CONNS,		/* connections set up on their device's shared receive queue */
 	/* one per enum sdp_fallback_reason, in its order */
 	SDP_MIB_FALLBACK,
 	SDP_MIB_MAX = SDP_MIB_FALLBACK + SDP_FB_MAX

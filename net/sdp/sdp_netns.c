@@ -22,6 +22,8 @@
  *                         user memory lets the peer read them in place, a
  *                         waiting read of as many lets it write them there;
  *                         0: never (SDP_ZCOPY_THRESH sets it per socket)
+ *     shared_rq           1: connections take receive buffers from their
+ *                         device's shared receive queue (no zero-copy)
  *     mem                 (initial namespace only) pages all SDP sockets'
  *                         receive buffers may hold: low, pressure, high, as
  *                         tcp_mem; past high no ring grows and no
@@ -141,6 +143,14 @@ static struct ctl_table sdp_sysctl_table[] = {
 		.extra2		= &sdp_zcopy_max,
 	},
 	{
+		.procname	= "shared_rq",
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= &sdp_zero,
+		.extra2		= &sdp_one,
+	},
+	{
 		/* the last: only the initial namespace has it */
 		.procname	= "mem",
 		.data		= sdp_sysctl_mem,
@@ -170,9 +180,10 @@ static int sdp_sysctl_init(struct net *net, struct sdp_net *sn)
 	t[8].data = &sn->rx_bufs;
 	t[9].data = &sn->tx_bufs;
 	t[10].data = &sn->zcopy_thresh;
+	t[11].data = &sn->shared_rq;
 	/* Kernel memory per connection: not for a user namespace's root. */
 	if (net->user_ns != &init_user_ns)
-		t[6].mode = t[7].mode = t[8].mode = t[9].mode = 0444;
+		t[6].mode = t[7].mode = t[8].mode = t[9].mode = t[11].mode = 0444;
 	/* SDP's memory limits are the machine's, as tcp_mem */
 	if (!net_eq(net, &init_net)) {
 		n--;

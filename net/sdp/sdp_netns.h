@@ -54,6 +54,7 @@ struct sdp_net {
 	int			rx_bufs;		/* receive ring without SO_RCVBUF */
 	int			tx_bufs;		/* send ring without SO_SNDBUF */
 	int			zcopy_thresh;		/* a send this large goes by SrcAvail */
+	int			shared_rq;		/* receive from the device's SRQ */
 	int			max_half_open;		/* children not established */
 	spinlock_t		half_open_lock;
 	struct list_head	half_open;		/* those children, oldest first */

@@ -97,7 +97,14 @@ struct sdp_quirks {
 	 */
 	bool	read_fence;
 	u8	rd_depth;	/* RDMA Reads in and out at once, as the device allows */
+	/*
+	 * A shared receive queue may be offered (sdp_srq.c): not on iWARP,
+	 * which has no RNR NAK to hold a sender while it is empty.
+	 */
+	bool	srq;
 };
+
+struct sdp_srq;
 
 struct sdp_dev {
 	struct list_head	list;		/* on sdp_devices */
@@ -110,6 +117,7 @@ struct sdp_dev {
 	struct list_head	cqs;		/* shared by its connections (sdp_cq.c) */
 	struct delayed_work	cq_reap;	/* the unused ones go */
 	struct net_device	*napi_dev;	/* holds the CQs' NAPI contexts */
+	struct list_head	srqs;		/* one per buffer size in use (sdev->lock) */
 	bool			dead;
 };
 
@@ -173,6 +181,44 @@ struct sdp_tx_slot {
 	u64			stamp;		/* ns: posted at; once done, it took */
 	u64			raddr;
 	u32			rkey;
+};
+
+/*
+ * A shared receive queue (sdp_srq.c): this many buffers posted, each
+ * refilled as its message is taken; they are also all the receive
+ * completions of its QPs that can be unreaped at once.
+ */
+#define SDP_SRQ_BUFS		64
+
+/* A message the SRQ took for a connection, handed to its engine. */
+struct sdp_land {
+	void			*buf;		/* NULL: the end marker (its QP is down) */
+	u64			dma;
+	u32			len;
+	u8			status;
+	bool			imm;
+};
+
+/* A receive buffer posted on the SRQ. */
+struct sdp_srq_wr {
+	struct sdp_wr		wr;		/* (no connection: the completion's QP names it) */
+	struct sdp_srq		*srq;
+	void			*buf;
+	u64			dma;
+};
+
+struct sdp_srq {
+	struct ib_srq		*srq;
+	struct ib_pd		*pd;		/* its QPs' too */
+	struct sdp_dev		*sdev;
+	struct list_head	node;		/* on sdev->srqs */
+	u32			size;		/* bytes per buffer: its connections' rcv_size */
+	u32			users;		/* connections (sdev->lock) */
+	spinlock_t		lock;		/* empty */
+	u32			nempty;
+	struct sdp_srq_wr	*empty[SDP_SRQ_BUFS];	/* no buffer: the refill's */
+	struct work_struct	refill;
+	struct sdp_srq_wr	wrs[SDP_SRQ_BUFS];
 };
 
 /* A send buffer kept between messages. */
@@ -438,6 +484,18 @@ struct sdp_conn {
 		struct list_head	rx_ready;	/* data not yet read */
 		u32			rx_posted_nr;
 		u32			rx_ready_bytes;
+		/*
+		 * On the device's SRQ (its PD then, and no zero-copy offered):
+		 * posted slots are promises, and the messages the SRQ took
+		 * wait in land, from the poller to the engine, for them.
+		 */
+		struct sdp_srq		*srq;
+		struct sdp_land		*land;
+		u32			land_mask;
+		u32			land_prod;	/* the poller's */
+		u32			land_cons;	/* the engine's */
+		bool			land_over;	/* the peer overran it */
+		struct sdp_wr		end_wr;		/* flushed: the QP is down */
 
 		/* send ring: data messages of at most snd_size bytes */
 		struct sdp_tx_slot	*tx;
@@ -571,6 +629,7 @@ int sdp_buf_map(struct sdp_conn *c, void **buf, u64 *dma, u32 size,
 void sdp_buf_unmap(struct sdp_conn *c, void *buf, u64 dma, u32 size,
 		   enum sdp_mem mem);
 void sdp_bufs_free(struct sdp_conn *c);
+bool sdp_buf_adopt(struct sdp_conn *c, u32 size);
 int sdp_tx_buf_get(struct sdp_conn *c, struct sdp_tx_slot *s, gfp_t gfp, bool force);
 void sdp_tx_buf_put(struct sdp_conn *c, struct sdp_tx_slot *s);
 int sdp_tx_write(struct sdp_conn *c, struct msghdr *msg, int flags,
@@ -594,6 +653,15 @@ struct ib_cq *sdp_cq_get(struct sdp_dev *sdev, u32 nr);
 void sdp_cq_put(struct sdp_dev *sdev, struct ib_cq *cq, u32 nr);
 u32 sdp_cq_napi_id(struct ib_cq *cq);
 int sdp_cq_init(struct sdp_dev *sdev);
+/* sdp_srq.c */
+struct sdp_srq *sdp_srq_get(struct sdp_dev *sdev, u32 size);
+void sdp_srq_put(struct sdp_srq *s);
+int sdp_srq_conn_init(struct sdp_conn *c);
+void sdp_srq_conn_exit(struct sdp_conn *c);
+bool sdp_srq_land(struct sdp_conn *c, struct sdp_rx_slot *slot);
+bool sdp_srq_overrun(struct sdp_conn *c);
+void sdp_srq_unslot(struct sdp_conn *c, struct sdp_rx_slot *slot);
+void sdp_srq_qp_down(struct sdp_conn *c);
 void sdp_cq_exit(struct sdp_dev *sdev);
 
 /* sdp_dev.c */

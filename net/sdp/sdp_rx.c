@@ -14,7 +14,7 @@
 
 #include "sdp_rdma.h"
 
-/* Post @slot's buffer at the end of the receive ring. */
+/* Post @slot's buffer at the end of the receive ring (on an SRQ: promise it). */
 static int sdp_rx_post(struct sdp_conn *c, struct sdp_rx_slot *slot)
 {
 	int err;
@@ -22,9 +22,11 @@ static int sdp_rx_post(struct sdp_conn *c, struct sdp_rx_slot *slot)
 	slot->done = false;
 	slot->len = 0;
 	slot->off = 0;
-	err = sdp_post_recv(c, &slot->wr, slot->dma, c->rcv_size);
-	if (err)
-		return err;
+	if (!c->srq) {
+		err = sdp_post_recv(c, &slot->wr, slot->dma, c->rcv_size);
+		if (err)
+			return err;
+	}
 	list_add_tail(&slot->node, &c->rx_posted);
 	c->rx_posted_nr++;
 	return 0;
@@ -43,8 +45,8 @@ int sdp_rx_grow(struct sdp_conn *c, u32 n, gfp_t gfp)
 	n = min(n, c->rx_count);
 	while (c->rx_alloc < n) {
 		slot = &c->rx[c->rx_alloc];
-		err = sdp_buf_map(c, &slot->buf, &slot->dma, c->rcv_size,
-				  SDP_MEM_RX, gfp);
+		err = c->srq ? 0 : sdp_buf_map(c, &slot->buf, &slot->dma, c->rcv_size,
+					       SDP_MEM_RX, gfp);
 		if (err)
 			return err;
 		c->rx_alloc++;
@@ -84,8 +86,11 @@ void sdp_rx_ring_init(struct sdp_conn *c)
 static int sdp_repost(struct sdp_conn *c, struct sdp_rx_slot *slot)
 {
 	list_del_init(&slot->node);
-	if (!slot->rd)
+	if (!slot->rd) {
+		if (c->srq)
+			sdp_srq_unslot(c, slot);
 		return sdp_rx_post(c, slot);
+	}
 	sdp_zc_rd_free(c, slot);
 	return sdp_zc_read_more(c, GFP_ATOMIC);
 }
@@ -357,7 +362,7 @@ void sdp_rx_reap(struct sdp_conn *c)
 
 	while (c->v.live && !list_empty(&c->rx_posted)) {
 		slot = list_first_entry(&c->rx_posted, struct sdp_rx_slot, node);
-		if (!smp_load_acquire(&slot->done))
+		if (!smp_load_acquire(&slot->done) && !(c->srq && sdp_srq_land(c, slot)))
 			break;
 		if (sk->sk_state == TCP_CLOSE) {
 			/* Over: nothing after the end counts (teardown flushes). */
@@ -368,6 +373,8 @@ void sdp_rx_reap(struct sdp_conn *c)
 		if (!sdp_rx_one(c, slot))
 			break;
 	}
+	if (c->srq && c->v.live && sk->sk_state != TCP_CLOSE && sdp_srq_overrun(c))
+		sdp_up->error(sk, ECONNRESET, SDP_MIB_BAD_CREDITS);
 	sdp_rx_more(c, GFP_ATOMIC | __GFP_NOWARN);
 	/* (an urgent byte may replace one it drops: the count stays) */
 	if ((c->rx_ready_bytes != before || c->rcv_nxt != nxt) &&

@@ -75,6 +75,7 @@ static const char * const sdp_mib_names[SDP_MIB_MAX] = {
 	[SDP_MIB_ZC_RECV_DECLINED]	= "ZcopyRecvDeclined",
 	[SDP_MIB_ZC_WRITES]		= "ZcopyWrites",
 	[SDP_MIB_ZC_DIRECT_BYTES]	= "ZcopyDirectBytes",
+	[SDP_MIB_SRQ_CONNS]		= "SrqConnections",
 	[SDP_MIB_FALLBACK + SDP_FB_NONE]	= "Fallback",
 	[SDP_MIB_FALLBACK + SDP_FB_POLICY]	= "FallbackPolicy",
 	[SDP_MIB_FALLBACK + SDP_FB_LOOPBACK]	= "FallbackLoopback",

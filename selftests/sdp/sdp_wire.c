@@ -457,6 +457,37 @@ TEST_F(evil_client, data_beyond_credits)
 	expect_fault(_metadata, self, &h, 1, "BadCredits");
 }
 
+/*
+ * On the device's shared receive queue (net.sdp.shared_rq) every message
+ * takes an SRQ buffer, posted for all connections, not one of the
+ * connection's own that a peer beyond its credits would find missing: a
+ * flood of Data past the credits is counted (BadCredits) and resets the
+ * connection as on a ring; the good pair, on the SRQ too, moves on, and
+ * the SRQ goes with its last connection (PDs back).
+ */
+TEST(srq_flood_beyond_credits)
+{
+	FIXTURE_DATA(evil_client) c = {};
+	int shared = sdp_sysctl("shared_rq"), i, sent = 0;
+	long long srq = sdp_stat("SrqConnections"), before, aborts;
+
+	ASSERT_LE(0, shared);
+	sdp_sysctl_set("shared_rq", 1);
+	client_up(_metadata, &c);
+	/* the good pair's ends and the peer's */
+	EXPECT_EQ(srq + 3, sdp_stat("SrqConnections"));
+	before = sdp_stat("BadCredits");
+	aborts = sdp_stat("AbortSent");
+	ASSERT_EQ(0, conn_error_trace());
+	/* what the QP takes before the reset stops it */
+	for (i = 0; i < c.p.their_bufs + 48; i++)
+		sent += !send_msg(&c.p, MID_DATA, "x", 1);
+	TH_LOG("%d of %d messages posted, %d credits", sent, i, c.p.their_bufs);
+	fault_seen(_metadata, &c, "BadCredits", before, aborts);
+	client_down(_metadata, &c);
+	sdp_sysctl_set("shared_rq", shared);
+}
+
 /* Take in what arrived without posting its buffers again; how many. */
 static int peer_take(struct peer *p, int ms)
 {

@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sockets Direct Protocol: shared receive queues (net.sdp.shared_rq), one
+ * per device and receive buffer size in use.
+ *
+ * Connections on one post no receive buffer of their own: their posted
+ * slots are promises, counted in credits as before, and a message takes
+ * whichever buffer the SRQ has. An idle connection then holds no receive
+ * memory at all; the SRQ holds SDP_SRQ_BUFS buffers however many
+ * connections there are, and a sender that finds them all taken is held
+ * by RNR NAKs (sdp_conn.c sets their wait) until the poller has refilled
+ * them, each as its message is taken.
+ *
+ * The poller hands a message to its connection (the completion's QP)
+ * through a single-producer ring, land, from which the engine gives it to
+ * the connection's oldest promise, in order. More messages than promises
+ * is a peer beyond its credits: reset (BadCredits). The SRQ's buffers are
+ * all its completions that can be unreaped at once, so each CQ keeps
+ * SDP_SRQ_BUFS entries free for them and its QPs reserve room for their
+ * sends alone (sdp_cq.c): a CQ still cannot overflow, whatever a peer does.
+ *
+ * An SRQ and its QPs share a protection domain (Soft-RoCE and siw check
+ * a receive's local key against the QP's), so connections on it offer
+ * no zero-copy: no region of theirs is ever open to a peer, and the
+ * domain holds none that another connection's peer could reach.
+ *
+ * A QP on an SRQ flushes no receive when it goes to error, which is how a
+ * connection learns its end (sdp_rx.c: sdp_qp_down()): a send posted after
+ * the error flushes instead and lands as the end marker, after every
+ * message the QP took.
+ */
+#define pr_fmt(fmt) "sdp: " fmt
+
+#include <linux/log2.h>
+#include <linux/slab.h>
+
+#include "sdp_rdma.h"
+
+static void sdp_srq_event(struct ib_event *event, void *context)
+{
+	pr_warn_ratelimited("%s on the shared receive queue\n", ib_event_msg(event->event));
+}
+
+static int sdp_srq_post(struct sdp_srq_wr *w)
+{
+	struct ib_sge sge = {
+		.addr	= w->dma,
+		.length	= w->srq->size,
+		.lkey	= w->srq->pd->local_dma_lkey,
+	};
+	struct ib_recv_wr rwr = {
+		.wr_cqe		= &w->wr.cqe,
+		.sg_list	= &sge,
+		.num_sge	= 1,
+	};
+
+	ib_dma_sync_single_for_device(w->srq->sdev->ibdev, w->dma, w->srq->size,
+				      DMA_FROM_DEVICE);
+	return ib_post_srq_recv(w->srq->srq, &rwr, NULL);
+}
+
+/* @w posted with its buffer, or a new one; else it waits for the refill. */
+static void sdp_srq_fill(struct sdp_srq_wr *w, gfp_t gfp)
+{
+	struct sdp_srq *s = w->srq;
+	struct ib_device *dev = s->sdev->ibdev;
+
+	if (!w->buf) {
+		w->buf = kmalloc(s->size, gfp);
+		if (w->buf) {
+			w->dma = ib_dma_map_single(dev, w->buf, s->size, DMA_FROM_DEVICE);
+			if (ib_dma_mapping_error(dev, w->dma)) {
+				kfree(w->buf);
+				w->buf = NULL;
+			}
+		}
+	}
+	if (w->buf) {
+		if (!sdp_srq_post(w))
+			return;
+		ib_dma_unmap_single(dev, w->dma, s->size, DMA_FROM_DEVICE);
+		kfree(w->buf);
+		w->buf = NULL;
+	}
+	spin_lock_bh(&s->lock);
+	s->empty[s->nempty++] = w;
+	spin_unlock_bh(&s->lock);
+	if (gfpflags_allow_blocking(gfp))
+		return;
+	queue_work(sdp_wq, &s->refill);
+}
+
+static void sdp_srq_refill(struct work_struct *work)
+{
+	struct sdp_srq *s = container_of(work, struct sdp_srq, refill);
+	struct sdp_srq_wr *w;
+	u32 n;
+
+	spin_lock_bh(&s->lock);
+	n = s->nempty;
+	spin_unlock_bh(&s->lock);
+	/* those that fail again go back to the list, after the n taken */
+	while (n--) {
+		spin_lock_bh(&s->lock);
+		w = s->empty[--s->nempty];
+		spin_unlock_bh(&s->lock);
+		sdp_srq_fill(w, GFP_KERNEL);
+	}
+}
+
+/* The poller's: hand the message to its connection, refill the SRQ. */
+static void sdp_srq_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct sdp_srq_wr *w = container_of(sdp_wr_of(wc), struct sdp_srq_wr, wr);
+	struct sdp_conn *c = wc->qp->qp_context;
+	u32 prod = c->land_prod;
+	struct sdp_land *e;
+
+	if (prod - smp_load_acquire(&c->land_cons) > c->land_mask) {
+		/* beyond every credit: the engine resets it; the buffer serves on */
+		WRITE_ONCE(c->land_over, true);
+	} else {
+		e = &c->land[prod & c->land_mask];
+		e->buf = w->buf;
+		e->dma = w->dma;
+		e->len = wc->byte_len;
+		e->status = wc->status;
+		e->imm = wc->wc_flags & IB_WC_WITH_IMM;
+		smp_store_release(&c->land_prod, prod + 1);
+		w->buf = NULL;
+	}
+	sdp_srq_fill(w, GFP_ATOMIC);
+	sdp_cq_mark(cq, c);
+}
+
+/* The end marker's flush: after every message the QP took. */
+static void sdp_srq_end_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct sdp_conn *c = sdp_wr_of(wc)->conn;
+	u32 prod = c->land_prod;
+	struct sdp_land *e;
+
+	if (prod - smp_load_acquire(&c->land_cons) > c->land_mask) {
+		WRITE_ONCE(c->land_over, true);
+	} else {
+		e = &c->land[prod & c->land_mask];
+		memset(e, 0, sizeof(*e));
+		e->status = wc->status == IB_WC_SUCCESS ? IB_WC_WR_FLUSH_ERR : wc->status;
+		smp_store_release(&c->land_prod, prod + 1);
+	}
+	sdp_cq_mark(cq, c);
+}
+
+static void sdp_srq_free(struct sdp_srq *s)
+{
+	struct ib_device *dev = s->sdev->ibdev;
+	u32 i;
+
+	/* (no QP is left: nothing completes, nothing queues the refill) */
+	cancel_work_sync(&s->refill);
+	if (s->srq)
+		ib_destroy_srq(s->srq);
+	for (i = 0; i < SDP_SRQ_BUFS; i++) {
+		if (!s->wrs[i].buf)
+			continue;
+		ib_dma_unmap_single(dev, s->wrs[i].dma, s->size, DMA_FROM_DEVICE);
+		kfree(s->wrs[i].buf);
+	}
+	if (s->pd)
+		ib_dealloc_pd(s->pd);
+	kfree(s);
+}
+
+static struct sdp_srq *sdp_srq_create(struct sdp_dev *sdev, u32 size)
+{
+	struct ib_srq_init_attr attr = {
+		.event_handler	= sdp_srq_event,
+		.attr		= { .max_wr = SDP_SRQ_BUFS, .max_sge = 1 },
+		.srq_type	= IB_SRQT_BASIC,
+	};
+	struct sdp_srq *s;
+	u32 i;
+
+	if (sdp_fault(SDP_FAULT_SRQ))
+		return NULL;
+	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	if (!s)
+		return NULL;
+	s->sdev = sdev;
+	s->size = size;
+	spin_lock_init(&s->lock);
+	INIT_WORK(&s->refill, sdp_srq_refill);
+	s->pd = ib_alloc_pd(sdev->ibdev, 0);
+	if (IS_ERR(s->pd)) {
+		s->pd = NULL;
+		goto err;
+	}
+	s->srq = ib_create_srq(s->pd, &attr);
+	if (IS_ERR(s->srq)) {
+		s->srq = NULL;
+		goto err;
+	}
+	for (i = 0; i < SDP_SRQ_BUFS; i++) {
+		s->wrs[i].srq = s;
+		sdp_wr_init(&s->wrs[i].wr, NULL, sdp_srq_done);
+		sdp_srq_fill(&s->wrs[i], GFP_KERNEL);
+		if (!s->wrs[i].buf)
+			goto err;
+	}
+	return s;
+err:
+	sdp_srq_free(s);
+	return NULL;
+}
+
+/*
+ * The device's SRQ of @size-byte buffers, made for the first connection
+ * that receives into such; NULL: none to be had.
+ */
+struct sdp_srq *sdp_srq_get(struct sdp_dev *sdev, u32 size)
+{
+	struct sdp_srq *s;
+
+	if (!sdev->quirks.srq)
+		return NULL;
+	mutex_lock(&sdev->lock);
+	list_for_each_entry(s, &sdev->srqs, node)
+		if (s->size == size)
+			goto found;
+	s = sdp_srq_create(sdev, size);
+	if (!s)
+		goto out;
+	list_add(&s->node, &sdev->srqs);
+found:
+	s->users++;
+out:
+	mutex_unlock(&sdev->lock);
+	return s;
+}
+
+/* Its last connection's QP is gone: no completion of it is to come. */
+void sdp_srq_put(struct sdp_srq *s)
+{
+	struct sdp_dev *sdev = s->sdev;
+
+	mutex_lock(&sdev->lock);
+	if (--s->users)
+		s = NULL;
+	else
+		list_del(&s->node);
+	mutex_unlock(&sdev->lock);
+	if (s)
+		sdp_srq_free(s);
+}
+
+/* The connection's ring of messages taken: one per promise and its spare, and a marker. */
+int sdp_srq_conn_init(struct sdp_conn *c)
+{
+	u32 n = roundup_pow_of_two(c->rx_count + 2);
+
+	c->land = kcalloc(n, sizeof(*c->land), GFP_KERNEL);
+	if (!c->land)
+		return -ENOMEM;
+	c->land_mask = n - 1;
+	c->land_prod = 0;
+	c->land_cons = 0;
+	c->land_over = false;
+	sdp_wr_init(&c->end_wr, c, sdp_srq_end_done);
+	return 0;
+}
+
+/* Messages never taken (the QP is gone, so no more come), and the ring. */
+void sdp_srq_conn_exit(struct sdp_conn *c)
+{
+	struct ib_device *dev = c->sdev->ibdev;
+	struct sdp_land *e;
+
+	for (; c->land && c->land_cons != c->land_prod; c->land_cons++) {
+		e = &c->land[c->land_cons & c->land_mask];
+		if (!e->buf)
+			continue;
+		ib_dma_unmap_single(dev, e->dma, c->rcv_size, DMA_FROM_DEVICE);
+		kfree(e->buf);
+	}
+	kfree(c->land);
+	c->land = NULL;
+}
+
+/*
+ * The next message taken, to @slot (the oldest promise), now charged to
+ * the socket as a ring buffer would be, or, refused, to nobody: it is
+ * here already, and credits bound it. False: none waits.
+ */
+bool sdp_srq_land(struct sdp_conn *c, struct sdp_rx_slot *slot)
+{
+	struct sdp_land *e;
+
+	if (c->land_cons == smp_load_acquire(&c->land_prod))
+		return false;
+	e = &c->land[c->land_cons & c->land_mask];
+	slot->buf = e->buf;
+	slot->dma = e->dma;
+	slot->len = e->len;
+	slot->status = e->status;
+	slot->imm = e->imm;
+	slot->kmem = e->buf && !sdp_buf_adopt(c, c->rcv_size);
+	slot->done = true;
+	smp_store_release(&c->land_cons, c->land_cons + 1);
+	return true;
+}
+
+/*
+ * Messages wait with no promise left for them, or some were lost: the
+ * peer sent beyond its credits. An end marker with none is dropped, as a
+ * QP with no receive posted flushes none.
+ */
+bool sdp_srq_overrun(struct sdp_conn *c)
+{
+	if (READ_ONCE(c->land_over))
+		return true;
+	while (list_empty(&c->rx_posted) && c->land_cons != smp_load_acquire(&c->land_prod)) {
+		if (c->land[c->land_cons & c->land_mask].buf)
+			return true;
+		smp_store_release(&c->land_cons, c->land_cons + 1);
+	}
+	return false;
+}
+
+/* A slot read to its end: its buffer goes, the promise is made again. */
+void sdp_srq_unslot(struct sdp_conn *c, struct sdp_rx_slot *slot)
+{
+	sdp_buf_unmap(c, slot->buf, slot->dma, c->rcv_size,
+		      slot->kmem ? SDP_MEM_RX_KERNEL : SDP_MEM_RX);
+	slot->buf = NULL;
+	slot->kmem = false;
+}
+
+/* The QP is in error: the marker after the messages it took. */
+void sdp_srq_qp_down(struct sdp_conn *c)
+{
+	struct ib_send_wr wr = {
+		.wr_cqe		= &c->end_wr.cqe,
+		.opcode		= IB_WR_SEND,
+		.send_flags	= IB_SEND_SIGNALED,
+	};
+
+	if (ib_post_send(c->qp, &wr, NULL))
+		pr_warn_ratelimited("the end marker could not be posted\n");
+}
