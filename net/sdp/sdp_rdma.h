@@ -494,7 +494,6 @@ struct sdp_conn {
 		u32			land_mask;
 		u32			land_prod;	/* the poller's */
 		u32			land_cons;	/* the engine's */
-		bool			land_over;	/* the peer overran it */
 		struct sdp_wr		end_wr;		/* flushed: the QP is down */
 
 		/* send ring: data messages of at most snd_size bytes */
@@ -659,7 +658,6 @@ void sdp_srq_put(struct sdp_srq *s);
 int sdp_srq_conn_init(struct sdp_conn *c);
 void sdp_srq_conn_exit(struct sdp_conn *c);
 bool sdp_srq_land(struct sdp_conn *c, struct sdp_rx_slot *slot);
-bool sdp_srq_overrun(struct sdp_conn *c);
 void sdp_srq_unslot(struct sdp_conn *c, struct sdp_rx_slot *slot);
 void sdp_srq_qp_down(struct sdp_conn *c);
 void sdp_cq_exit(struct sdp_dev *sdev);

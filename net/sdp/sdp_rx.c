@@ -373,8 +373,6 @@ void sdp_rx_reap(struct sdp_conn *c)
 		if (!sdp_rx_one(c, slot))
 			break;
 	}
-	if (c->srq && c->v.live && sk->sk_state != TCP_CLOSE && sdp_srq_overrun(c))
-		sdp_up->error(sk, ECONNRESET, SDP_MIB_BAD_CREDITS);
 	sdp_rx_more(c, GFP_ATOMIC | __GFP_NOWARN);
 	/* (an urgent byte may replace one it drops: the count stays) */
 	if ((c->rx_ready_bytes != before || c->rcv_nxt != nxt) &&

@@ -13,8 +13,12 @@
  *
  * The poller hands a message to its connection (the completion's QP)
  * through a single-producer ring, land, from which the engine gives it to
- * the connection's oldest promise, in order. More messages than promises
- * is a peer beyond its credits: reset (BadCredits). The SRQ's buffers are
+ * the connection's oldest promise, in order. The ring holds what the
+ * credits allow and one more: the one more lands in the spare promise, and
+ * sdp_proto_check() finds it beyond the credits (BadCredits, a reset), so
+ * what a flood brings after it is dropped, its buffer posted again. Every
+ * promise taken is made again (reposted) before the next message lands,
+ * so none arrives with no promise left. The SRQ's buffers are
  * all its completions that can be unreaped at once, so each CQ keeps
  * SDP_SRQ_BUFS entries free for them and its QPs reserve room for their
  * sends alone (sdp_cq.c): a CQ still cannot overflow, whatever a peer does.
@@ -116,10 +120,8 @@ static void sdp_srq_done(struct ib_cq *cq, struct ib_wc *wc)
 	u32 prod = c->land_prod;
 	struct sdp_land *e;
 
-	if (prod - smp_load_acquire(&c->land_cons) > c->land_mask) {
-		/* beyond every credit: the engine resets it; the buffer serves on */
-		WRITE_ONCE(c->land_over, true);
-	} else {
+	/* full: beyond every credit, after what resets it; the buffer serves on */
+	if (prod - smp_load_acquire(&c->land_cons) <= c->land_mask) {
 		e = &c->land[prod & c->land_mask];
 		e->buf = w->buf;
 		e->dma = w->dma;
@@ -140,9 +142,7 @@ static void sdp_srq_end_done(struct ib_cq *cq, struct ib_wc *wc)
 	u32 prod = c->land_prod;
 	struct sdp_land *e;
 
-	if (prod - smp_load_acquire(&c->land_cons) > c->land_mask) {
-		WRITE_ONCE(c->land_over, true);
-	} else {
+	if (prod - smp_load_acquire(&c->land_cons) <= c->land_mask) {
 		e = &c->land[prod & c->land_mask];
 		memset(e, 0, sizeof(*e));
 		e->status = wc->status == IB_WC_SUCCESS ? IB_WC_WR_FLUSH_ERR : wc->status;
@@ -264,7 +264,6 @@ int sdp_srq_conn_init(struct sdp_conn *c)
 	c->land_mask = n - 1;
 	c->land_prod = 0;
 	c->land_cons = 0;
-	c->land_over = false;
 	sdp_wr_init(&c->end_wr, c, sdp_srq_end_done);
 	return 0;
 }
@@ -307,23 +306,6 @@ bool sdp_srq_land(struct sdp_conn *c, struct sdp_rx_slot *slot)
 	slot->done = true;
 	smp_store_release(&c->land_cons, c->land_cons + 1);
 	return true;
-}
-
-/*
- * Messages wait with no promise left for them, or some were lost: the
- * peer sent beyond its credits. An end marker with none is dropped, as a
- * QP with no receive posted flushes none.
- */
-bool sdp_srq_overrun(struct sdp_conn *c)
-{
-	if (READ_ONCE(c->land_over))
-		return true;
-	while (list_empty(&c->rx_posted) && c->land_cons != smp_load_acquire(&c->land_prod)) {
-		if (c->land[c->land_cons & c->land_mask].buf)
-			return true;
-		smp_store_release(&c->land_cons, c->land_cons + 1);
-	}
-	return false;
 }
 
 /* A slot read to its end: its buffer goes, the promise is made again. */
