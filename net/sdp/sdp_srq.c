@@ -233,6 +233,9 @@ struct sdp_srq *sdp_srq_get(struct sdp_dev *sdev, u32 size)
 	list_add(&s->node, &sdev->srqs);
 found:
 	s->users++;
+	/* buffers a refill could not have then: try again */
+	if (READ_ONCE(s->nempty))
+		queue_work(sdp_wq, &s->refill);
 out:
 	mutex_unlock(&sdev->lock);
 	return s;

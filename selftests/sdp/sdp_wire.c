@@ -1019,6 +1019,22 @@ TEST(peer_process_killed_while_the_kernel_reads)
 	peer_killed(_metadata, false);
 }
 
+/*
+ * ... with the kernel's end on the shared receive queue, whose QP flushes
+ * no receive when it goes to error: the end still comes, as a reset.
+ */
+TEST(peer_process_killed_while_the_kernel_reads_on_the_srq)
+{
+	long long srq = sdp_stat("SrqConnections");
+	int shared = sdp_sysctl("shared_rq");
+
+	ASSERT_LE(0, shared);
+	sdp_sysctl_set("shared_rq", 1);
+	peer_killed(_metadata, false);
+	sdp_sysctl_set("shared_rq", shared);
+	EXPECT_EQ(srq + 1, sdp_stat("SrqConnections"));
+}
+
 TEST(peer_process_killed_while_the_kernel_sends)
 {
 	peer_killed(_metadata, true);
