@@ -70,18 +70,36 @@ static u32 sdp_ring_size(struct sock *sk, int buf, int lock, unsigned int def,
 	return clamp_t(u32, n, SDP_MIN_BUFS, SDP_MAX_BUFS);
 }
 
-static void sdp_qp_event(struct ib_event *event, void *context)
+static void sdp_conn_qp_event(struct sdp_conn *c, struct ib_event *event)
 {
-	struct sdp_conn *c = context;
-
 	/*
 	 * Data before the RTU: the connection is up, tell the CM (which then
 	 * reports it established). Fatal errors also fail the work requests.
 	 */
-	if (event->event == IB_EVENT_COMM_EST)
+	if (event->event == IB_EVENT_COMM_EST && c)
 		rdma_notify(c->id, IB_EVENT_COMM_EST);
 	else
 		pr_debug("QP event %s\n", ib_event_msg(event->event));
+}
+
+static void sdp_qp_event(struct ib_event *event, void *context)
+{
+	sdp_conn_qp_event(context, event);
+}
+
+/* (COMM_EST comes while the connection is set up: not retired) */
+static void sdp_srq_qp_event(struct ib_event *event, void *context)
+{
+	sdp_conn_qp_event(READ_ONCE(((struct sdp_srq_qp *)context)->c), event);
+}
+
+/* The QP's sends drained; an SRQ's QP's receives complete late (sdp_srq_retire()). */
+static void sdp_conn_drain(struct sdp_conn *c)
+{
+	if (c->srq)
+		ib_drain_sq(c->qp);
+	else
+		ib_drain_qp(c->qp);
 }
 
 /*
@@ -196,19 +214,17 @@ static void sdp_conn_napi_id(struct sdp_conn *c, u32 id)
 static void sdp_conn_res_free(struct sdp_conn *c)
 {
 	sdp_zc_release(c);
+	sdp_conn_napi_id(c, 0);
+	/* (an SRQ's QP and CQ room are the SRQ's now) */
+	if (c->srq)
+		sdp_srq_retire(c);
 	sdp_qp_destroy(c);
-	if (c->cq) {
-		sdp_conn_napi_id(c, 0);
-		sdp_cq_put(c->sdev, c->cq, c->cq_room);
-	}
+	if (c->cq)
+		sdp_cq_put(c->sdev, c->cq, c->cq_room, -1);
 	sdp_bufs_free(c);
 	/* (after the QP and the zero-copy buffers' MRs) */
-	if (c->srq) {
-		sdp_srq_conn_exit(c);
-		sdp_srq_put(c->srq);
-	} else if (c->pd) {
+	if (c->pd && !c->srq)
 		ib_dealloc_pd(c->pd);
-	}
 	if (!list_empty(&c->dev_item))
 		sdp_dev_del_conn(c);
 	if (c->sdev)
@@ -244,10 +260,14 @@ int sdp_conn_setup(struct sdp_conn *c, u32 rcv_max)
 			      SDP_MIN_BUF_SIZE, SDP_MAX_BUF_SIZE);
 	c->rx_count = sdp_ring_size(sk, sk->sk_rcvbuf, SOCK_RCVBUF_LOCK,
 				    READ_ONCE(sn->rx_bufs), c->rcv_size);
-	/* without an SRQ to be had, a ring of our own */
+	/*
+	 * Without an SRQ to be had, a ring of our own. SRQs' buffers are
+	 * powers of two: ours may be smaller than the peer wished, not larger.
+	 */
 	if (READ_ONCE(sn->shared_rq))
-		c->srq = sdp_srq_get(c->sdev, c->rcv_size);
+		c->srq = sdp_srq_get(c->sdev, rounddown_pow_of_two(c->rcv_size));
 	if (c->srq) {
+		c->rcv_size = c->srq->size;
 		c->pd = c->srq->pd;
 		SDP_INC_STATS(sock_net(sk), SDP_MIB_SRQ_CONNS);
 		err = sdp_srq_conn_init(c);
@@ -277,15 +297,15 @@ int sdp_conn_setup(struct sdp_conn *c, u32 rcv_max)
 	/* room for all the QP may have outstanding (below) */
 	c->cq_room = (c->srq ? 1 : c->rx_count) + c->tx_count + SDP_CTRL_SLOTS +
 		     sdp_zc_wrs(c->sdev) + 2;
-	c->cq = sdp_cq_get(c->sdev, c->cq_room);
+	c->cq = sdp_cq_get(c->sdev, c->cq_room, c->srq ? c->srq->class : -1);
 	if (IS_ERR(c->cq)) {
 		err = PTR_ERR(c->cq);
 		c->cq = NULL;
 		goto err;
 	}
 	sdp_conn_napi_id(c, sdp_cq_napi_id(c->cq));
-	attr.event_handler = sdp_qp_event;
-	attr.qp_context = c;
+	attr.event_handler = c->srq ? sdp_srq_qp_event : sdp_qp_event;
+	attr.qp_context = c->srq ? (void *)c->srq_qp : c;
 	attr.send_cq = c->cq;
 	attr.recv_cq = c->cq;
 	/* One more of each for ib_drain_qp()'s marker. */
@@ -336,7 +356,7 @@ err:
 	 * first, while the ring they name is still there.
 	 */
 	if (c->qp && c->rx_posted_nr)
-		ib_drain_qp(c->qp);
+		sdp_conn_drain(c);
 	sdp_conn_res_free(c);
 	return err;
 }
@@ -384,7 +404,7 @@ void sdp_conn_release(struct sdp_conn *c)
 	if (!c->v.live)
 		return;
 	WRITE_ONCE(c->v.live, false);
-	ib_drain_qp(c->qp);
+	sdp_conn_drain(c);
 	sdp_conn_res_free(c);
 	sdp_update_counts(c);
 }

@@ -12,9 +12,10 @@
  * the vector of the CPU it is set up on, and gives it back when its QP is
  * gone. The room is what its QP may have outstanding (max_send_wr +
  * max_recv_wr, the drain markers among them; every send is signalled and
- * each work request completes once), and SDP_SRQ_BUFS stay free for the
- * receives of QPs on the device's SRQ, which are never more: a CQ never
- * holds more than that sum, so it cannot overflow by construction. A CQ is created when
+ * each work request completes once); a QP on an SRQ has no receive queue,
+ * and the first of an SRQ's QPs on the CQ takes room for all the SRQ's
+ * posted receives (SDP_SRQ_BUFS), which are never more: a CQ never holds
+ * more than that sum, so it cannot overflow by construction. A CQ is created when
  * none of the vector has room, and destroyed once it has served nobody for
  * SDP_CQ_LINGER: connections that come and go one at a time reuse it.
  *
@@ -83,17 +84,27 @@ static void sdp_cq_destroy(struct sdp_cq *scq)
 	kfree(scq);
 }
 
-/* What QPs may reserve: the rest is for the SRQ's receives (sdp_srq.c). */
-static u32 sdp_cq_room(const struct sdp_cq *scq)
+/*
+ * What a QP's reservation of @nr takes: the first QP of an SRQ on the CQ
+ * also takes room for all the SRQ's receives, as many as it has posted.
+ */
+static u32 sdp_cq_need(const struct sdp_cq *scq, u32 nr, int srq_class)
 {
-	return scq->entries - SDP_SRQ_BUFS;
+	return nr + (srq_class >= 0 && !scq->srq_qps[srq_class] ? SDP_SRQ_BUFS : 0);
+}
+
+static void sdp_cq_take(struct sdp_cq *scq, u32 nr, int srq_class)
+{
+	scq->used += sdp_cq_need(scq, nr, srq_class);
+	if (srq_class >= 0)
+		scq->srq_qps[srq_class]++;
 }
 
 /*
  * Room for @nr completions on a CQ of @sdev, of the vector of this CPU;
  * process context.
  */
-struct ib_cq *sdp_cq_get(struct sdp_dev *sdev, u32 nr)
+struct ib_cq *sdp_cq_get(struct sdp_dev *sdev, u32 nr, int srq_class)
 {
 	int vector = raw_smp_processor_id() % max(sdev->ibdev->num_comp_vectors, 1);
 	struct sdp_cq *scq, *found = NULL;
@@ -102,7 +113,8 @@ struct ib_cq *sdp_cq_get(struct sdp_dev *sdev, u32 nr)
 		return ERR_PTR(-ENOMEM);
 	mutex_lock(&sdev->lock);
 	list_for_each_entry(scq, &sdev->cqs, node) {
-		if (scq->vector == vector && scq->used + nr <= sdp_cq_room(scq)) {
+		if (scq->vector == vector &&
+		    scq->used + sdp_cq_need(scq, nr, srq_class) <= scq->entries) {
 			found = scq;
 			break;
 		}
@@ -113,14 +125,14 @@ struct ib_cq *sdp_cq_get(struct sdp_dev *sdev, u32 nr)
 			mutex_unlock(&sdev->lock);
 			return ERR_CAST(found);
 		}
-		if (WARN_ON_ONCE(nr > sdp_cq_room(found))) {
+		if (WARN_ON_ONCE(sdp_cq_need(found, nr, srq_class) > found->entries)) {
 			sdp_cq_destroy(found);
 			mutex_unlock(&sdev->lock);
 			return ERR_PTR(-EINVAL);
 		}
 		list_add_tail(&found->node, &sdev->cqs);
 	}
-	found->used += nr;
+	sdp_cq_take(found, nr, srq_class);
 	mutex_unlock(&sdev->lock);
 	return found->cq;
 }
@@ -134,12 +146,14 @@ u32 sdp_cq_napi_id(struct ib_cq *cq)
 }
 
 /* Give back what sdp_cq_get() took; its QP is gone. */
-void sdp_cq_put(struct sdp_dev *sdev, struct ib_cq *cq, u32 nr)
+void sdp_cq_put(struct sdp_dev *sdev, struct ib_cq *cq, u32 nr, int srq_class)
 {
 	struct sdp_cq *scq = cq->cq_context;
 
 	mutex_lock(&sdev->lock);
 	scq->used -= nr;
+	if (srq_class >= 0 && !--scq->srq_qps[srq_class])
+		scq->used -= SDP_SRQ_BUFS;
 	if (!scq->used) {
 		scq->idle_since = jiffies;
 		queue_delayed_work(sdp_wq, &sdev->cq_reap, SDP_CQ_LINGER);

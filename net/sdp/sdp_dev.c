@@ -61,7 +61,7 @@ static int sdp_add_one(struct ib_device *ibdev)
 	sdev->ibdev = ibdev;
 	mutex_init(&sdev->lock);
 	INIT_LIST_HEAD(&sdev->conns);
-	INIT_LIST_HEAD(&sdev->srqs);
+	sdp_srq_dev_init(sdev);
 	err = sdp_cq_init(sdev);
 	if (err)
 		goto free;
@@ -113,6 +113,9 @@ static void sdp_remove_one(struct ib_device *ibdev, void *client_data)
 	/* Connections still being set up hold references; they fail on dead. */
 	kref_put(&sdev->ref, sdp_dev_release);
 	wait_for_completion(&sdev->released);
+	/* the QPs their connections left on SRQs, and so the SRQs */
+	cancel_delayed_work_sync(&sdev->srq_reap);
+	sdp_srq_reap(sdev, true);
 	sdp_cq_exit(sdev);
 	kfree(sdev);
 }

@@ -118,11 +118,15 @@ struct sdp_dev {
 	struct delayed_work	cq_reap;	/* the unused ones go */
 	struct net_device	*napi_dev;	/* holds the CQs' NAPI contexts */
 	struct list_head	srqs;		/* one per buffer size in use (sdev->lock) */
+	struct delayed_work	srq_reap;	/* QPs their connections left go */
 	bool			dead;
 };
 
 /* Completions reaped per ib_poll_cq() (NAPI's weight bounds a call of the poller). */
 #define SDP_CQ_BATCH		16
+
+/* SRQ buffer sizes: powers of two from SDP_MIN_BUF_SIZE to SDP_MAX_BUF_SIZE */
+#define SDP_SRQ_CLASSES		8
 
 /* A CQ shared by connections of its device (sdp_cq.c), and its poller. */
 struct sdp_cq {
@@ -131,6 +135,7 @@ struct sdp_cq {
 	struct list_head	node;		/* on sdev->cqs */
 	u32			entries;
 	u32			used;		/* reserved by QPs (sdev->lock) */
+	u32			srq_qps[SDP_SRQ_CLASSES];	/* of them, on each SRQ */
 	unsigned long		idle_since;	/* jiffies: used fell to 0 */
 	int			vector;
 	struct napi_struct	napi;		/* its poller; busy polling finds it by id */
@@ -190,6 +195,22 @@ struct sdp_tx_slot {
  */
 #define SDP_SRQ_BUFS		64
 
+/*
+ * A QP on an SRQ (its qp_context), which outlives its connection: a
+ * receive the QP took can still complete after the QP's drain (a message
+ * half in when it went to error is flushed by the responder), so the QP
+ * is destroyed only SDP_SRQ_RETIRE after its connection let go of it.
+ */
+struct sdp_srq_qp {
+	struct sdp_conn		*c;		/* NULL once retired (srq->lock) */
+	struct sdp_srq		*srq;
+	struct ib_qp		*qp;
+	struct ib_cq		*cq;		/* and the room it holds there */
+	u32			cq_room;
+	unsigned long		since;		/* jiffies: retired */
+	struct list_head	node;		/* on srq->retired */
+};
+
 /* A message the SRQ took for a connection, handed to its engine. */
 struct sdp_land {
 	void			*buf;		/* NULL: the end marker (its QP is down) */
@@ -213,8 +234,10 @@ struct sdp_srq {
 	struct sdp_dev		*sdev;
 	struct list_head	node;		/* on sdev->srqs */
 	u32			size;		/* bytes per buffer: its connections' rcv_size */
-	u32			users;		/* connections (sdev->lock) */
-	spinlock_t		lock;		/* empty */
+	int			class;		/* of its size: ilog2(size / SDP_MIN_BUF_SIZE) */
+	u32			users;		/* connections and retired QPs (sdev->lock) */
+	struct list_head	retired;	/* (sdev->lock) */
+	spinlock_t		lock;		/* empty; the QPs' c */
 	u32			nempty;
 	struct sdp_srq_wr	*empty[SDP_SRQ_BUFS];	/* no buffer: the refill's */
 	struct work_struct	refill;
@@ -490,6 +513,7 @@ struct sdp_conn {
 		 * wait in land, from the poller to the engine, for them.
 		 */
 		struct sdp_srq		*srq;
+		struct sdp_srq_qp	*srq_qp;	/* its QP's context there */
 		struct sdp_land		*land;
 		u32			land_mask;
 		u32			land_prod;	/* the poller's */
@@ -648,15 +672,16 @@ int sdp_conn_rts(struct sdp_conn *c);
 void sdp_conn_qp_err(struct sdp_conn *c);
 
 /* sdp_cq.c */
-struct ib_cq *sdp_cq_get(struct sdp_dev *sdev, u32 nr);
-void sdp_cq_put(struct sdp_dev *sdev, struct ib_cq *cq, u32 nr);
+struct ib_cq *sdp_cq_get(struct sdp_dev *sdev, u32 nr, int srq_class);
+void sdp_cq_put(struct sdp_dev *sdev, struct ib_cq *cq, u32 nr, int srq_class);
 u32 sdp_cq_napi_id(struct ib_cq *cq);
 int sdp_cq_init(struct sdp_dev *sdev);
 /* sdp_srq.c */
 struct sdp_srq *sdp_srq_get(struct sdp_dev *sdev, u32 size);
-void sdp_srq_put(struct sdp_srq *s);
 int sdp_srq_conn_init(struct sdp_conn *c);
-void sdp_srq_conn_exit(struct sdp_conn *c);
+void sdp_srq_retire(struct sdp_conn *c);
+void sdp_srq_reap(struct sdp_dev *sdev, bool all);
+void sdp_srq_dev_init(struct sdp_dev *sdev);
 bool sdp_srq_land(struct sdp_conn *c, struct sdp_rx_slot *slot);
 void sdp_srq_unslot(struct sdp_conn *c, struct sdp_rx_slot *slot);
 void sdp_srq_qp_down(struct sdp_conn *c);

@@ -40,6 +40,9 @@
 
 #include "sdp_rdma.h"
 
+/* How long a QP its connection let go of stays (struct sdp_srq_qp). */
+#define SDP_SRQ_RETIRE		HZ
+
 static void sdp_srq_event(struct ib_event *event, void *context)
 {
 	pr_warn_ratelimited("%s on the shared receive queue\n", ib_event_msg(event->event));
@@ -112,27 +115,38 @@ static void sdp_srq_refill(struct work_struct *work)
 	}
 }
 
-/* The poller's: hand the message to its connection, refill the SRQ. */
+/*
+ * The poller's: hand the message to its connection, refill the SRQ. A
+ * retired QP's (its connection gone) is dropped.
+ */
 static void sdp_srq_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct sdp_srq_wr *w = container_of(sdp_wr_of(wc), struct sdp_srq_wr, wr);
-	struct sdp_conn *c = wc->qp->qp_context;
-	u32 prod = c->land_prod;
+	struct sdp_srq_qp *q = wc->qp->qp_context;
+	struct sdp_srq *s = w->srq;
 	struct sdp_land *e;
+	struct sdp_conn *c;
+	u32 prod;
 
-	/* full: beyond every credit, after what resets it; the buffer serves on */
-	if (prod - smp_load_acquire(&c->land_cons) <= c->land_mask) {
-		e = &c->land[prod & c->land_mask];
-		e->buf = w->buf;
-		e->dma = w->dma;
-		e->len = wc->byte_len;
-		e->status = wc->status;
-		e->imm = wc->wc_flags & IB_WC_WITH_IMM;
-		smp_store_release(&c->land_prod, prod + 1);
-		w->buf = NULL;
+	spin_lock_bh(&s->lock);
+	c = q->c;
+	if (c) {
+		prod = c->land_prod;
+		/* full: beyond every credit, after what resets it; the buffer serves on */
+		if (prod - smp_load_acquire(&c->land_cons) <= c->land_mask) {
+			e = &c->land[prod & c->land_mask];
+			e->buf = w->buf;
+			e->dma = w->dma;
+			e->len = wc->byte_len;
+			e->status = wc->status;
+			e->imm = wc->wc_flags & IB_WC_WITH_IMM;
+			smp_store_release(&c->land_prod, prod + 1);
+			w->buf = NULL;
+		}
+		sdp_cq_mark(cq, c);
 	}
+	spin_unlock_bh(&s->lock);
 	sdp_srq_fill(w, GFP_ATOMIC);
-	sdp_cq_mark(cq, c);
 }
 
 /* The end marker's flush: after every message the QP took. */
@@ -171,7 +185,7 @@ static void sdp_srq_free(struct sdp_srq *s)
 	kfree(s);
 }
 
-static struct sdp_srq *sdp_srq_create(struct sdp_dev *sdev, u32 size)
+static struct sdp_srq *sdp_srq_create(struct sdp_dev *sdev, u32 size, int class)
 {
 	struct ib_srq_init_attr attr = {
 		.event_handler	= sdp_srq_event,
@@ -188,6 +202,8 @@ static struct sdp_srq *sdp_srq_create(struct sdp_dev *sdev, u32 size)
 		return NULL;
 	s->sdev = sdev;
 	s->size = size;
+	s->class = class;
+	INIT_LIST_HEAD(&s->retired);
 	spin_lock_init(&s->lock);
 	INIT_WORK(&s->refill, sdp_srq_refill);
 	s->pd = ib_alloc_pd(sdev->ibdev, 0);
@@ -214,20 +230,23 @@ err:
 }
 
 /*
- * The device's SRQ of @size-byte buffers, made for the first connection
- * that receives into such; NULL: none to be had.
+ * The device's SRQ of @size-byte buffers (a power of two: a peer's Hello
+ * can make a few SRQs, not many), made for the first connection that
+ * receives into such; NULL: none to be had.
  */
 struct sdp_srq *sdp_srq_get(struct sdp_dev *sdev, u32 size)
 {
+	int class = ilog2(size) - ilog2(SDP_MIN_BUF_SIZE);
 	struct sdp_srq *s;
 
-	if (!sdev->quirks.srq)
+	if (!sdev->quirks.srq || WARN_ON_ONCE(!is_power_of_2(size) || class < 0 ||
+					      class >= SDP_SRQ_CLASSES))
 		return NULL;
 	mutex_lock(&sdev->lock);
 	list_for_each_entry(s, &sdev->srqs, node)
 		if (s->size == size)
 			goto found;
-	s = sdp_srq_create(sdev, size);
+	s = sdp_srq_create(sdev, size, class);
 	if (!s)
 		goto out;
 	list_add(&s->node, &sdev->srqs);
@@ -242,7 +261,7 @@ out:
 }
 
 /* Its last connection's QP is gone: no completion of it is to come. */
-void sdp_srq_put(struct sdp_srq *s)
+static void sdp_srq_put(struct sdp_srq *s)
 {
 	struct sdp_dev *sdev = s->sdev;
 
@@ -256,14 +275,20 @@ void sdp_srq_put(struct sdp_srq *s)
 		sdp_srq_free(s);
 }
 
-/* The connection's ring of messages taken: one per promise and its spare, and a marker. */
+/*
+ * The connection's QP context on the SRQ, and its ring of messages taken:
+ * one per promise and its spare, and a marker.
+ */
 int sdp_srq_conn_init(struct sdp_conn *c)
 {
 	u32 n = roundup_pow_of_two(c->rx_count + 2);
 
+	c->srq_qp = kzalloc(sizeof(*c->srq_qp), GFP_KERNEL);
 	c->land = kcalloc(n, sizeof(*c->land), GFP_KERNEL);
-	if (!c->land)
+	if (!c->srq_qp || !c->land)
 		return -ENOMEM;
+	c->srq_qp->c = c;
+	c->srq_qp->srq = c->srq;
 	c->land_mask = n - 1;
 	c->land_prod = 0;
 	c->land_cons = 0;
@@ -271,8 +296,8 @@ int sdp_srq_conn_init(struct sdp_conn *c)
 	return 0;
 }
 
-/* Messages never taken (the QP is gone, so no more come), and the ring. */
-void sdp_srq_conn_exit(struct sdp_conn *c)
+/* Messages never taken (the QP no longer hands any), and the ring. */
+static void sdp_srq_conn_exit(struct sdp_conn *c)
 {
 	struct ib_device *dev = c->sdev->ibdev;
 	struct sdp_land *e;
@@ -286,6 +311,84 @@ void sdp_srq_conn_exit(struct sdp_conn *c)
 	}
 	kfree(c->land);
 	c->land = NULL;
+}
+
+/*
+ * The connection lets go of its QP (drained of its sends) and CQ room: a
+ * receive the QP took may still complete (the responder flushes a message
+ * half in when the QP went to error), so the QP stays, retired, its
+ * completions dropped, until sdp_srq_reap().
+ */
+void sdp_srq_retire(struct sdp_conn *c)
+{
+	struct sdp_srq_qp *q = c->srq_qp;
+	struct sdp_srq *s = c->srq;
+	struct sdp_dev *sdev = s->sdev;
+
+	if (q) {
+		spin_lock_bh(&s->lock);
+		q->c = NULL;
+		spin_unlock_bh(&s->lock);
+	}
+	sdp_srq_conn_exit(c);
+	if (!q || !c->qp) {
+		if (c->cq)
+			sdp_cq_put(sdev, c->cq, c->cq_room, s->class);
+		kfree(q);
+		sdp_srq_put(s);
+	} else {
+		q->qp = c->qp;
+		q->cq = c->cq;
+		q->cq_room = c->cq_room;
+		q->since = jiffies;
+		mutex_lock(&sdev->lock);
+		list_add_tail(&q->node, &s->retired);
+		mutex_unlock(&sdev->lock);
+		queue_delayed_work(sdp_wq, &sdev->srq_reap, SDP_SRQ_RETIRE);
+	}
+	c->srq_qp = NULL;
+	c->qp = NULL;
+	c->cq = NULL;
+}
+
+/* QPs retired SDP_SRQ_RETIRE ago go, with their CQ room; all with @all (the device goes). */
+void sdp_srq_reap(struct sdp_dev *sdev, bool all)
+{
+	struct sdp_srq_qp *q, *tmp;
+	struct sdp_srq *s;
+	LIST_HEAD(gone);
+	bool later = false;
+
+	mutex_lock(&sdev->lock);
+	list_for_each_entry(s, &sdev->srqs, node) {
+		list_for_each_entry_safe(q, tmp, &s->retired, node) {
+			if (all || time_after_eq(jiffies, q->since + SDP_SRQ_RETIRE))
+				list_move_tail(&q->node, &gone);
+			else
+				later = true;
+		}
+	}
+	if (later)
+		queue_delayed_work(sdp_wq, &sdev->srq_reap, SDP_SRQ_RETIRE);
+	mutex_unlock(&sdev->lock);
+	list_for_each_entry_safe(q, tmp, &gone, node) {
+		s = q->srq;
+		ib_destroy_qp(q->qp);
+		sdp_cq_put(sdev, q->cq, q->cq_room, s->class);
+		kfree(q);
+		sdp_srq_put(s);
+	}
+}
+
+static void sdp_srq_reap_work(struct work_struct *work)
+{
+	sdp_srq_reap(container_of(to_delayed_work(work), struct sdp_dev, srq_reap), false);
+}
+
+void sdp_srq_dev_init(struct sdp_dev *sdev)
+{
+	INIT_LIST_HEAD(&sdev->srqs);
+	INIT_DELAYED_WORK(&sdev->srq_reap, sdp_srq_reap_work);
 }
 
 /*
