@@ -18,10 +18,11 @@
  * sdp_proto_check() finds it beyond the credits (BadCredits, a reset), so
  * what a flood brings after it is dropped, its buffer posted again. Every
  * promise taken is made again (reposted) before the next message lands,
- * so none arrives with no promise left. The SRQ's buffers are
- * all its completions that can be unreaped at once, so each CQ keeps
- * SDP_SRQ_BUFS entries free for them and its QPs reserve room for their
- * sends alone (sdp_cq.c): a CQ still cannot overflow, whatever a peer does.
+ * so none arrives with no promise left. The SRQ's buffers are all its
+ * completions that can be unreaped at once, so a CQ that serves its QPs
+ * holds room for them once, and they reserve room for their sends alone
+ * (sdp_cq.c): a CQ still cannot overflow, whatever a peer does. Buffer
+ * sizes are powers of two, so a device has at most SDP_SRQ_CLASSES SRQs.
  *
  * An SRQ and its QPs share a protection domain (Soft-RoCE and siw check
  * a receive's local key against the QP's), so connections on it offer
