@@ -171,8 +171,6 @@ bool sdp_dev_on_netdev(struct net_device *dev)
 	return true;
 }
 
-struct workqueue_struct *sdp_wq;
-
 int sdp_transport_init(const struct sdp_upcalls *up)
 {
 	int err;

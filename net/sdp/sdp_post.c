@@ -12,6 +12,8 @@
  * the transport, since every file of it reports up.
  */
 const struct sdp_upcalls *sdp_up;
+/* SDP's work queue (sdp_transport_init() makes it), here for the same reason. */
+struct workqueue_struct *sdp_wq;
 
 void sdp_wr_init(struct sdp_wr *wr, struct sdp_conn *c,
 		 void (*done)(struct ib_cq *cq, struct ib_wc *wc))

@@ -682,8 +682,6 @@ int sdp_srq_conn_init(struct sdp_conn *c);
 void sdp_srq_retire(struct sdp_conn *c);
 void sdp_srq_reap(struct sdp_dev *sdev, bool all);
 void sdp_srq_dev_init(struct sdp_dev *sdev);
-bool sdp_srq_land(struct sdp_conn *c, struct sdp_rx_slot *slot);
-void sdp_srq_unslot(struct sdp_conn *c, struct sdp_rx_slot *slot);
 void sdp_srq_qp_down(struct sdp_conn *c);
 void sdp_cq_exit(struct sdp_dev *sdev);
 

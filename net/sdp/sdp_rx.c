@@ -82,13 +82,46 @@ void sdp_rx_ring_init(struct sdp_conn *c)
 	}
 }
 
+/*
+ * On an SRQ (sdp_srq.c): the next message it took, to @slot (the oldest
+ * promise), now charged to
+ * the socket as a ring buffer would be, or, refused, to nobody: it is
+ * here already, and credits bound it. False: none waits.
+ */
+static bool sdp_rx_land(struct sdp_conn *c, struct sdp_rx_slot *slot)
+{
+	struct sdp_land *e;
+
+	if (c->land_cons == smp_load_acquire(&c->land_prod))
+		return false;
+	e = &c->land[c->land_cons & c->land_mask];
+	slot->buf = e->buf;
+	slot->dma = e->dma;
+	slot->len = e->len;
+	slot->status = e->status;
+	slot->imm = e->imm;
+	slot->kmem = e->buf && !sdp_buf_adopt(c, c->rcv_size);
+	slot->done = true;
+	smp_store_release(&c->land_cons, c->land_cons + 1);
+	return true;
+}
+
+/* A slot read to its end: its buffer goes, the promise is made again. */
+static void sdp_rx_unslot(struct sdp_conn *c, struct sdp_rx_slot *slot)
+{
+	sdp_buf_unmap(c, slot->buf, slot->dma, c->rcv_size,
+		      slot->kmem ? SDP_MEM_RX_KERNEL : SDP_MEM_RX);
+	slot->buf = NULL;
+	slot->kmem = false;
+}
+
 /* A buffer read to its end: back to the ring, or, an RDMA Read's, freed. */
 static int sdp_repost(struct sdp_conn *c, struct sdp_rx_slot *slot)
 {
 	list_del_init(&slot->node);
 	if (!slot->rd) {
 		if (c->srq)
-			sdp_srq_unslot(c, slot);
+			sdp_rx_unslot(c, slot);
 		return sdp_rx_post(c, slot);
 	}
 	sdp_zc_rd_free(c, slot);
@@ -362,7 +395,7 @@ void sdp_rx_reap(struct sdp_conn *c)
 
 	while (c->v.live && !list_empty(&c->rx_posted)) {
 		slot = list_first_entry(&c->rx_posted, struct sdp_rx_slot, node);
-		if (!smp_load_acquire(&slot->done) && !(c->srq && sdp_srq_land(c, slot)))
+		if (!smp_load_acquire(&slot->done) && !(c->srq && sdp_rx_land(c, slot)))
 			break;
 		if (sk->sk_state == TCP_CLOSE) {
 			/* Over: nothing after the end counts (teardown flushes). */

@@ -392,38 +392,6 @@ void sdp_srq_dev_init(struct sdp_dev *sdev)
 	INIT_DELAYED_WORK(&sdev->srq_reap, sdp_srq_reap_work);
 }
 
-/*
- * The next message taken, to @slot (the oldest promise), now charged to
- * the socket as a ring buffer would be, or, refused, to nobody: it is
- * here already, and credits bound it. False: none waits.
- */
-bool sdp_srq_land(struct sdp_conn *c, struct sdp_rx_slot *slot)
-{
-	struct sdp_land *e;
-
-	if (c->land_cons == smp_load_acquire(&c->land_prod))
-		return false;
-	e = &c->land[c->land_cons & c->land_mask];
-	slot->buf = e->buf;
-	slot->dma = e->dma;
-	slot->len = e->len;
-	slot->status = e->status;
-	slot->imm = e->imm;
-	slot->kmem = e->buf && !sdp_buf_adopt(c, c->rcv_size);
-	slot->done = true;
-	smp_store_release(&c->land_cons, c->land_cons + 1);
-	return true;
-}
-
-/* A slot read to its end: its buffer goes, the promise is made again. */
-void sdp_srq_unslot(struct sdp_conn *c, struct sdp_rx_slot *slot)
-{
-	sdp_buf_unmap(c, slot->buf, slot->dma, c->rcv_size,
-		      slot->kmem ? SDP_MEM_RX_KERNEL : SDP_MEM_RX);
-	slot->buf = NULL;
-	slot->kmem = false;
-}
-
 /* The QP is in error: the marker after the messages it took. */
 void sdp_srq_qp_down(struct sdp_conn *c)
 {
