@@ -197,7 +197,8 @@ max_half_open 1 65536
 buf_size 1024 131072
 rx_bufs 4 256
 tx_bufs 4 256
-zcopy_thresh 0 1073741824"
+zcopy_thresh 0 1073741824
+shared_rq 0 1"
 
 sysctls()
 {

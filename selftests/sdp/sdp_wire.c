@@ -470,6 +470,9 @@ TEST(srq_flood_beyond_credits)
 	FIXTURE_DATA(evil_client) c = {};
 	int shared = sdp_sysctl("shared_rq"), i, sent = 0;
 	long long srq = sdp_stat("SrqConnections"), before, aborts;
+	struct sdp_qp_state mine, theirs;
+	unsigned int last;
+	struct sdp_info info;
 
 	ASSERT_LE(0, shared);
 	sdp_sysctl_set("shared_rq", 1);
@@ -484,6 +487,17 @@ TEST(srq_flood_beyond_credits)
 		sent += !send_msg(&c.p, MID_DATA, "x", 1);
 	TH_LOG("%d of %d messages posted, %d credits", sent, i, c.p.their_bufs);
 	fault_seen(_metadata, &c, "BadCredits", before, aborts);
+	/* the flood's tail came after the kernel's QP went down: refused, once it takes no more */
+	ASSERT_EQ(0, sdp_info(c.sfd, &info));
+	for (i = 0, last = ~0u; i < 20; i++, usleep(50000)) {
+		if (sdp_qp_state(info.ibdev, info.qp_num, &theirs) ||
+		    sdp_qp_state(info.ibdev, c.p.qp->qp_num, &mine) || theirs.rq_psn == last)
+			break;
+		last = theirs.rq_psn;
+		c.refused = (mine.sq_psn - theirs.rq_psn) & 0xffffff;
+	}
+	TH_LOG("%u refused after the reset", c.refused);
+	EXPECT_GE(sent, c.refused);
 	client_down(_metadata, &c);
 	sdp_sysctl_set("shared_rq", shared);
 }
