@@ -53,6 +53,12 @@ enum { OOB_PRES = 0x01, OOB_PEND = 0x02 };	/* bsdh.flags */
 
 #define PEER_BUFS	16
 #define PEER_SIZE	4096
+/*
+ * Send buffers, each reused only this many messages later: Soft-RoCE on
+ * 6.12 copies a send out of its buffer after ibv_post_send() returns (6.1
+ * before), and a flood past the credits (sdp_wire) posts without waiting.
+ */
+#define PEER_SEND_BUFS	128
 
 /* One end of a hand-made SDP connection. */
 struct peer {
@@ -78,7 +84,7 @@ struct peer {
 	struct ibv_mr *zc_mr;	/* zc: its zero-copy region */
 	unsigned char *zc;
 	int read_status;	/* its last RDMA Read's, -1 until it completes */
-	unsigned char *mem;	/* PEER_BUFS receive buffers, then send buffers */
+	unsigned char *mem;	/* PEER_BUFS receive buffers, then PEER_SEND_BUFS to send */
 	uint32_t mseq;		/* last we sent */
 	uint32_t rx_mseq;	/* last we received */
 	uint16_t their_bufs;	/* from their Hello/HelloAck */
@@ -140,10 +146,10 @@ static inline int peer_qp(struct peer *p)
 
 	p->pd = ibv_alloc_pd(p->id->verbs);
 	p->cq = ibv_create_cq(p->id->verbs, 128, NULL, NULL, 0);
-	p->mem = calloc(2 * PEER_BUFS, PEER_SIZE);
+	p->mem = calloc(PEER_BUFS + PEER_SEND_BUFS, PEER_SIZE);
 	if (!p->pd || !p->cq || !p->mem)
 		return -1;
-	p->mr = ibv_reg_mr(p->pd, p->mem, 2 * PEER_BUFS * PEER_SIZE,
+	p->mr = ibv_reg_mr(p->pd, p->mem, (PEER_BUFS + PEER_SEND_BUFS) * PEER_SIZE,
 			   IBV_ACCESS_LOCAL_WRITE);
 	attr.send_cq = attr.recv_cq = p->cq;
 	if (!p->mr)
@@ -340,7 +346,7 @@ static inline void good_hello(struct hh *h, int bufs)
 /* The send buffer of our next message. */
 static inline unsigned char *send_slot(struct peer *p)
 {
-	return p->mem + (PEER_BUFS + (p->mseq % PEER_BUFS)) * PEER_SIZE;
+	return p->mem + (PEER_BUFS + (p->mseq % PEER_SEND_BUFS)) * PEER_SIZE;
 }
 
 /* Post @len bytes of the send buffer as @wr says (opcode, RDMA target). */

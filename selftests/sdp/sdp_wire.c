@@ -482,7 +482,8 @@ TEST(srq_flood_beyond_credits)
 	before = sdp_stat("BadCredits");
 	aborts = sdp_stat("AbortSent");
 	ASSERT_EQ(0, conn_error_trace());
-	/* what the QP takes before the reset stops it */
+	/* what the QP takes before the reset stops it; no send buffer reused */
+	ASSERT_GE(PEER_SEND_BUFS, c.p.their_bufs + 48);
 	for (i = 0; i < c.p.their_bufs + 48; i++)
 		sent += !send_msg(&c.p, MID_DATA, "x", 1);
 	TH_LOG("%d of %d messages posted, %d credits", sent, i, c.p.their_bufs);
