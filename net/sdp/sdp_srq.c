@@ -43,6 +43,12 @@
 
 /* How long a QP its connection let go of stays (struct sdp_srq_qp). */
 #define SDP_SRQ_RETIRE		HZ
+/*
+ * Buffers the refill could not have are tried again this soon: well
+ * within the RNR NAKs' hold on a sender (sdp_conn.c), should the SRQ
+ * have run empty.
+ */
+#define SDP_SRQ_REFILL_RETRY	(HZ / 50)
 
 static void sdp_srq_event(struct ib_event *event, void *context)
 {
@@ -74,7 +80,7 @@ static void sdp_srq_fill(struct sdp_srq_wr *w, gfp_t gfp)
 	struct ib_device *dev = s->sdev->ibdev;
 
 	if (!w->buf) {
-		w->buf = kmalloc(s->size, gfp);
+		w->buf = sdp_fault(SDP_FAULT_RX_BUF) ? NULL : kmalloc(s->size, gfp);
 		if (w->buf) {
 			w->dma = ib_dma_map_single(dev, w->buf, s->size, DMA_FROM_DEVICE);
 			if (ib_dma_mapping_error(dev, w->dma)) {
@@ -93,14 +99,14 @@ static void sdp_srq_fill(struct sdp_srq_wr *w, gfp_t gfp)
 	spin_lock_bh(&s->lock);
 	s->empty[s->nempty++] = w;
 	spin_unlock_bh(&s->lock);
-	if (gfpflags_allow_blocking(gfp))
-		return;
-	queue_work(sdp_wq, &s->refill);
+	/* the poller's failure: the refill, which may sleep, at once */
+	if (!gfpflags_allow_blocking(gfp))
+		mod_delayed_work(sdp_wq, &s->refill, 0);
 }
 
 static void sdp_srq_refill(struct work_struct *work)
 {
-	struct sdp_srq *s = container_of(work, struct sdp_srq, refill);
+	struct sdp_srq *s = container_of(to_delayed_work(work), struct sdp_srq, refill);
 	struct sdp_srq_wr *w;
 	u32 n;
 
@@ -114,6 +120,8 @@ static void sdp_srq_refill(struct work_struct *work)
 		spin_unlock_bh(&s->lock);
 		sdp_srq_fill(w, GFP_KERNEL);
 	}
+	if (READ_ONCE(s->nempty))
+		queue_delayed_work(sdp_wq, &s->refill, SDP_SRQ_REFILL_RETRY);
 }
 
 /*
@@ -171,8 +179,8 @@ static void sdp_srq_free(struct sdp_srq *s)
 	struct ib_device *dev = s->sdev->ibdev;
 	u32 i;
 
-	/* (no QP is left: nothing completes, nothing queues the refill) */
-	cancel_work_sync(&s->refill);
+	/* (no QP is left: nothing completes, nothing else queues the refill) */
+	cancel_delayed_work_sync(&s->refill);
 	if (s->srq)
 		ib_destroy_srq(s->srq);
 	for (i = 0; i < SDP_SRQ_BUFS; i++) {
@@ -206,7 +214,7 @@ static struct sdp_srq *sdp_srq_create(struct sdp_dev *sdev, u32 size, int class)
 	s->class = class;
 	INIT_LIST_HEAD(&s->retired);
 	spin_lock_init(&s->lock);
-	INIT_WORK(&s->refill, sdp_srq_refill);
+	INIT_DELAYED_WORK(&s->refill, sdp_srq_refill);
 	s->pd = ib_alloc_pd(sdev->ibdev, 0);
 	if (IS_ERR(s->pd)) {
 		s->pd = NULL;
@@ -253,9 +261,6 @@ struct sdp_srq *sdp_srq_get(struct sdp_dev *sdev, u32 size)
 	list_add(&s->node, &sdev->srqs);
 found:
 	s->users++;
-	/* buffers a refill could not have then: try again */
-	if (READ_ONCE(s->nempty))
-		queue_work(sdp_wq, &s->refill);
 out:
 	mutex_unlock(&sdev->lock);
 	return s;

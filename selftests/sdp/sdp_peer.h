@@ -295,6 +295,7 @@ static inline int peer_accept(struct peer *p, struct hh *hello, int *hello_len)
 		return err;
 	if (peer_qp(p) || (p->own_qp && peer_qp_up(p)))
 		return -1;
+	errno = 0;
 	p->their_bufs = p->last_bufs = ntohs(hello->bsdh.bufs);
 	p->their_size = ntohl(hello->localrcvsz);
 	fill_bsdh(&hah.bsdh, MID_HELLO_ACK, PEER_BUFS - 1, sizeof(hah));
@@ -305,7 +306,7 @@ static inline int peer_accept(struct peer *p, struct hh *hello, int *hello_len)
 	hah.caps = p->caps;
 	conn_param(&param, &hah, sizeof(hah), p);
 	if (rdma_accept(p->id, &param))
-		return -1;
+		return -2;
 	return wait_event(p, RDMA_CM_EVENT_ESTABLISHED, NULL, 0, NULL);
 }
 

@@ -10,6 +10,8 @@
  *   streams_arrive_whole: many connections at once, each stream checked;
  *   a_reader_that_never_reads_starves_no_one: one connection's peer fills
  *   every credit and its reader never reads, the others move on;
+ *   an_srq_run_dry_fills_again: its refill finds no memory until the SRQ
+ *   is dry and its senders wait, then finds it again: streams whole;
  *   without_an_srq_a_ring_of_its_own: the SRQ cannot be made (sdp/fail/srq),
  *   the connection posts its own ring and works.
  * Each case ends with the SDP sockets, QPs, CQs and PDs back (an SRQ goes
@@ -330,6 +332,49 @@ TEST_F_TIMEOUT(srq, a_reader_that_never_reads_starves_no_one, 300)
 	EXPECT_GT(0, hog.bad) TH_LOG("the reader's stream is wrong at %lld", hog.bad);
 	close_all(c, N + 1);
 	close_all(s, N + 1);
+}
+
+/* Memory comes back after this long: the SRQ has long run dry by then. */
+#define DRY_MS		300
+#define DRY_ARMED	"1000000"
+
+static void *memory_back_later(void *arg)
+{
+	long *hit = arg;
+
+	usleep(DRY_MS * 1000);
+	*hit = atol(DRY_ARMED) - sdp_read_int(FAIL_DIR, "rx_buf");
+	sdp_write_file(FAIL_DIR "rx_buf", "0");
+	return NULL;
+}
+
+/*
+ * The SRQ's refill finds no memory (sdp/fail/rx_buf armed): every buffer
+ * a message took stays unposted, the SRQ runs dry, and the senders wait on
+ * RNR NAKs (rxe's send_rnr_err). Memory comes back 300 ms later, within
+ * the senders' 0.7 s of retries; the refill, tried again on its own, posts
+ * the buffers, and both streams arrive whole.
+ */
+TEST_F_TIMEOUT(srq, an_srq_run_dry_fills_again, 120)
+{
+	long long rnr = sdp_rxe_counter("send_rnr_err");
+	long hit = 0;
+	pthread_t t;
+	int c, s;
+
+	if (!self->sdp)
+		SKIP(return, "no fault site in TCP");
+	ASSERT_EQ(0, open_pairs(_metadata, self, &c, &s, 1));
+	prove_pair(_metadata, self, c, s);
+	ASSERT_EQ(0, sdp_write_file(FAIL_DIR "rx_buf", DRY_ARMED));
+	ASSERT_EQ(0, pthread_create(&t, NULL, memory_back_later, &hit));
+	EXPECT_TRUE(flows(_metadata, &c, &s, 1, 4 << 20));
+	pthread_join(t, NULL);
+	TH_LOG("%ld refills failed, %lld RNR NAKs", hit, sdp_rxe_counter("send_rnr_err") - rnr);
+	EXPECT_LE(64, hit);
+	EXPECT_LT(rnr, sdp_rxe_counter("send_rnr_err"));
+	close(c);
+	close(s);
 }
 
 /*

@@ -71,18 +71,21 @@ static int kernel_connects(struct __test_metadata *_metadata,
 {
 	struct sockaddr_storage addr;
 	int buf_size = sdp_sysctl("buf_size"), fd, err;
+	int timeout_ms = sdp_sysctl("connect_timeout_ms");
 	socklen_t alen;
 
 	if (peer_listen(&self->p, &addr, &alen))
 		return -1;
 	/* receive buffers of the peer's size, as its Hello gets them below */
 	sdp_sysctl_set("buf_size", PEER_SIZE);
+	/* a user-space peer under emulation may take over 1 s to accept */
+	sdp_sysctl_set("connect_timeout_ms", 10000);
 	fd = socket(sdp_family(), SOCK_STREAM | SOCK_NONBLOCK, 0);
 	/* which step failed, for a setup that fails once in many runs */
 	if (fd < 0 || (connect(fd, (struct sockaddr *)&addr, alen) && errno != EINPROGRESS))
 		TH_LOG("socket or connect: %s", strerror(errno));
 	else if ((err = peer_accept(&self->p, (struct hh *)self->hello, &self->hello_len)))
-		TH_LOG("the peer's accept failed: %d (an rdma_cm event + 1000), %s",
+		TH_LOG("the peer's accept failed: %d (-1 its QP, -2 rdma_accept(), an rdma_cm event + 1000), %s",
 		       err, strerror(errno));
 	else if (!(sdp_poll1(fd, POLLOUT, 10000) & POLLOUT))
 		TH_LOG("not connected in 10 s");
@@ -90,9 +93,11 @@ static int kernel_connects(struct __test_metadata *_metadata,
 		TH_LOG("SO_ERROR %s", strerror(err));
 	else if (!fcntl(fd, F_SETFL, 0)) {
 		sdp_sysctl_set("buf_size", buf_size);
+		sdp_sysctl_set("connect_timeout_ms", timeout_ms);
 		return fd;
 	}
 	sdp_sysctl_set("buf_size", buf_size);
+	sdp_sysctl_set("connect_timeout_ms", timeout_ms);
 	close(fd);
 	return -1;
 }
