@@ -245,6 +245,7 @@ int sdp_conn_setup(struct sdp_conn *c, u32 rcv_max)
 	struct sdp_net *sn = sdp_net(sock_net(sk));
 	struct rdma_cm_id *id = c->id;
 	struct ib_qp_init_attr attr = {};
+	u32 zc_wrs;
 	int err;
 
 	if (sdp_fault(SDP_FAULT_CONN))
@@ -294,9 +295,13 @@ int sdp_conn_setup(struct sdp_conn *c, u32 rcv_max)
 	c->tx_count = rounddown_pow_of_two(sdp_ring_size(sk, sk->sk_sndbuf, SOCK_SNDBUF_LOCK,
 							 READ_ONCE(sn->tx_bufs), c->rcv_size));
 
-	/* room for all the QP may have outstanding (below) */
-	c->cq_room = (c->srq ? 1 : c->rx_count) + c->tx_count + SDP_CTRL_SLOTS +
-		     sdp_zc_wrs(c->sdev) + 2;
+	/*
+	 * Room for all the QP may have outstanding (below); zero-copy's only
+	 * if offered (the peer's answer only narrows it): a connection on the
+	 * SRQ halves rxe's send queue.
+	 */
+	zc_wrs = c->zc_offered || c->zr_offered ? sdp_zc_wrs(c->sdev) : 0;
+	c->cq_room = (c->srq ? 1 : c->rx_count) + c->tx_count + SDP_CTRL_SLOTS + zc_wrs + 2;
 	c->cq = sdp_cq_get(c->sdev, c->cq_room, c->srq ? c->srq->class : -1);
 	if (IS_ERR(c->cq)) {
 		err = PTR_ERR(c->cq);
@@ -309,7 +314,7 @@ int sdp_conn_setup(struct sdp_conn *c, u32 rcv_max)
 	attr.send_cq = c->cq;
 	attr.recv_cq = c->cq;
 	/* One more of each for ib_drain_qp()'s marker. */
-	attr.cap.max_send_wr = c->tx_count + SDP_CTRL_SLOTS + sdp_zc_wrs(c->sdev) + 1;
+	attr.cap.max_send_wr = c->tx_count + SDP_CTRL_SLOTS + zc_wrs + 1;
 	if (c->srq) {
 		/* and one for the end marker; receives are the SRQ's */
 		attr.srq = c->srq->srq;

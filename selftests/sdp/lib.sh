@@ -137,7 +137,8 @@ sdp_pkt_bounds()
 # (one per path MTU of bytes, at least one per message, plus one ack per
 # message; bytes that went by SrcAvail, in read responses of one per path
 # MTU, at most one more per RDMA Read, and the Reads' requests): bounds
-# within 1.5x. Prints the PROOF line.
+# within 1.5x; with reset, at least the data packets of what was received.
+# Prints the PROOF line.
 sdp_rdma_mark()
 {
 	local last= now _
@@ -170,6 +171,9 @@ sdp_rdma_proven()
 		zc=$(($(sdp_stat ZcopyTxBytes) - m_zc)) reads=$(($(sdp_stat ZcopyReads) - m_reads))
 		sdp_pkt_bounds "$((tx - zc))" "$msgs" "$mtu"
 		lo=$((pk_need + msgs + zc / mtu)) hi=$((pk_most + msgs + 10 * conns + zc / mtu + 2 * reads))
+		# a reset flushes what was posted and not yet sent: the packets
+		# of the bytes received, no ack counted
+		[ -z "$reset" ] || lo=$(((rx - zc + mtu - 1) / mtu + zc / mtu))
 		{ [ "$tx" -eq "$rx" ] || { [ -n "$reset" ] && [ "$tx" -gt "$rx" ] &&
 						[ "$tx" -le $((payload + slack)) ]; }; } &&
 			[ "$rx" -ge "$payload" ] && [ "$rx" -le $((payload + slack)) ] &&

@@ -1079,7 +1079,8 @@ static void *rd_recv(void *arg)
 
 /*
  * The read is waiting: over RDMA its SinkAvail went out (ZcopyRecvs past
- * @recvs, within 5 s); over TCP, 200 ms. False if none went.
+ * @recvs, within 5 s) and the sender took in all we sent; over TCP,
+ * 200 ms. False if none went.
  */
 static bool rd_waits(FIXTURE_DATA(zc) *self, long long recvs)
 {
@@ -1091,7 +1092,21 @@ static bool rd_waits(FIXTURE_DATA(zc) *self, long long recvs)
 	}
 	for (i = 0; i < 500 && sdp_stat("ZcopyRecvs") <= recvs; i++)
 		usleep(10000);
-	return sdp_stat("ZcopyRecvs") > recvs;
+	if (sdp_stat("ZcopyRecvs") <= recvs)
+		return false;
+	/*
+	 * and the sender has it: a send before would go copied, crossing
+	 * the SinkAvail, which is then declined
+	 */
+	for (i = 0; i < 500; i++, usleep(10000)) {
+		struct sdp_info ia, ib;
+
+		if (sdp_info(self->a, &ia) || sdp_info(self->b, &ib))
+			return false;
+		if (ia.rx_msgs >= ib.tx_msgs)
+			return true;
+	}
+	return false;
 }
 
 /* What the peer wrote into our reads, as both ends and the counters say. */
