@@ -338,16 +338,7 @@ TEST_F_TIMEOUT(limit, hard_limit_stops_rings_not_data, 300)
 /* memory.stat's sock of the test cgroup, in bytes; -1 if unreadable. */
 static long cg_sock(void)
 {
-	FILE *f = fopen(CG_TEST "/memory.stat", "r");
-	char key[64];
-	long v, sock = -1;
-
-	while (f && fscanf(f, "%63s %ld", key, &v) == 2)
-		if (!strcmp(key, "sock"))
-			sock = v;
-	if (f)
-		fclose(f);
-	return sock;
+	return sdp_read_key(CG_TEST "/memory.stat", "sock");
 }
 
 /* A cgroup v2 with the memory controller for CG_TEST, or why not. */

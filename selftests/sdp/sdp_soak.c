@@ -754,18 +754,7 @@ TEST_F_TIMEOUT(soak, listen_or_connect, 300)
 /* MemAvailable, in KiB (-1 if unreadable). */
 static long mem_available(void)
 {
-	FILE *f = fopen("/proc/meminfo", "r");
-	char key[64];
-	long v, kib = -1;
-
-	while (f && fscanf(f, "%63s %ld kB", key, &v) == 2)
-		if (!strcmp(key, "MemAvailable:")) {
-			kib = v;
-			break;
-		}
-	if (f)
-		fclose(f);
-	return kib;
+	return sdp_read_key("/proc/meminfo", "MemAvailable:");
 }
 
 /*

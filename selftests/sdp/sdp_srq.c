@@ -75,20 +75,6 @@ static long rmem(int fd)
 	return getsockopt(fd, SOL_SOCKET, SO_MEMINFO, m, &len) ? -1 : m[SK_MEMINFO_RMEM_ALLOC];
 }
 
-static long mem_available_kib(void)
-{
-	FILE *f = fopen("/proc/meminfo", "r");
-	char key[64];
-	long v = -1, kib;
-
-	while (f && fscanf(f, "%63s %ld kB\n", key, &kib) == 2)
-		if (!strcmp(key, "MemAvailable:"))
-			v = kib;
-	if (f)
-		fclose(f);
-	return v;
-}
-
 /* @n connected pairs; the transport every end must be on. */
 static int open_pairs(struct __test_metadata *_metadata, FIXTURE_DATA(srq) *self,
 		      int *c, int *s, int n)
@@ -156,9 +142,9 @@ TEST_F_TIMEOUT(srq, idle_ends_hold_no_receive_memory, 300)
 	long before, after, ring_before, ring_after;
 	char b;
 
-	before = mem_available_kib();
+	before = sdp_read_key("/proc/meminfo", "MemAvailable:");
 	ASSERT_EQ(0, open_pairs(_metadata, self, c, s, N));
-	after = mem_available_kib();
+	after = sdp_read_key("/proc/meminfo", "MemAvailable:");
 	for (i = 0; i < N; i++)
 		held += (rmem(c[i]) != 0) + (rmem(s[i]) != 0);
 	EXPECT_EQ(0, held) TH_LOG("%d of %d idle ends hold receive memory", held, 2 * N);
@@ -177,9 +163,9 @@ TEST_F_TIMEOUT(srq, idle_ends_hold_no_receive_memory, 300)
 	EXPECT_EQ(0, held) TH_LOG("%d ends hold memory after their byte was read", held);
 
 	sdp_sysctl_set("shared_rq", 0);
-	ring_before = mem_available_kib();
+	ring_before = sdp_read_key("/proc/meminfo", "MemAvailable:");
 	ASSERT_EQ(0, open_pairs(_metadata, self, rc, rs, RING));
-	ring_after = mem_available_kib();
+	ring_after = sdp_read_key("/proc/meminfo", "MemAvailable:");
 	for (i = 0; i < RING; i++)
 		ring_held += (rmem(rc[i]) == RING_START * BUF) + (rmem(rs[i]) == RING_START * BUF);
 	EXPECT_EQ(self->sdp ? 2 * RING : 0, ring_held)

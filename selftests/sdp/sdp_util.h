@@ -157,6 +157,24 @@ static inline int sdp_setint(int fd, int level, int name, int v)
 	return setsockopt(fd, level, name, &v, sizeof(v)) ? -errno : 0;
 }
 
+/*
+ * The number after @key in a file of "key number ..." lines (memory.stat,
+ * /proc/meminfo), or -1.
+ */
+static inline long sdp_read_key(const char *path, const char *key)
+{
+	FILE *f = fopen(path, "r");
+	char line[256], k[64];
+	long v, found = -1;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %ld", k, &v) == 2 && !strcmp(k, key))
+			found = v;
+	if (f)
+		fclose(f);
+	return found;
+}
+
 /* The number in file @dir/@name, or -1. */
 static inline int sdp_read_int(const char *dir, const char *name)
 {
@@ -224,16 +242,7 @@ static inline int sdp_mem_set(long lo, long press, long hi)
 /* A counter of /proc/net/sdp_stats, or -1. */
 static inline long long sdp_stat(const char *name)
 {
-	FILE *f = fopen("/proc/net/sdp_stats", "r");
-	long long v = -1, x;
-	char key[64];
-
-	while (f && fscanf(f, "%63s %lld", key, &x) == 2)
-		if (!strcmp(key, name))
-			v = x;
-	if (f)
-		fclose(f);
-	return v;
+	return sdp_read_key("/proc/net/sdp_stats", name);
 }
 
 static inline int sdp_info(int fd, struct sdp_info *info)
