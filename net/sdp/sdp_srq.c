@@ -357,7 +357,11 @@ void sdp_srq_retire(struct sdp_conn *c)
 	c->cq = NULL;
 }
 
-/* QPs retired SDP_SRQ_RETIRE ago go, with their CQ room; all with @all (the device goes). */
+/*
+ * QPs retired SDP_SRQ_RETIRE ago go, with their CQ room; all with @all
+ * (the device goes), each once its grace is over: its CQ's poller still
+ * runs, and a late completion must not find the QP freed.
+ */
 void sdp_srq_reap(struct sdp_dev *sdev, bool all)
 {
 	struct sdp_srq_qp *q, *tmp;
@@ -377,8 +381,11 @@ void sdp_srq_reap(struct sdp_dev *sdev, bool all)
 	if (later)
 		queue_delayed_work(sdp_wq, &sdev->srq_reap, SDP_SRQ_RETIRE);
 	mutex_unlock(&sdev->lock);
+	/* (each wait ends by the youngest's grace: a second at most in all) */
 	list_for_each_entry_safe(q, tmp, &gone, node) {
 		s = q->srq;
+		if (time_before(jiffies, q->since + SDP_SRQ_RETIRE))
+			schedule_timeout_uninterruptible(q->since + SDP_SRQ_RETIRE - jiffies);
 		ib_destroy_qp(q->qp);
 		sdp_cq_put(sdev, q->cq, q->cq_room, s->class);
 		kfree(q);

@@ -4,6 +4,8 @@
  * ECONNRESET (blocked readers and writers wake up), nothing hangs, the
  * listener keeps its port, and once the device is back new connections run
  * over RDMA again. The device is re-added at the end for the tests after.
+ * Each case runs with rings and on the device's SRQ (net.sdp.shared_rq),
+ * whose retired QPs and SRQs the removal takes too.
  */
 #include <pthread.h>
 #include <sys/time.h>
@@ -90,13 +92,30 @@ static bool rdma_listening(int l)
  * Removing and re-adding rxe1 takes seconds, and about four times more on
  * the KASAN/lockdep kernel: past the harness's default 30 s there.
  */
-FIXTURE(dev) {};
-FIXTURE_SETUP(dev) {}
+FIXTURE(dev) {
+	int shared;
+};
+
+/* Connections with rings of their own, and on the device's SRQ. */
+FIXTURE_VARIANT(dev) {
+	int shared_rq;
+};
+FIXTURE_VARIANT_ADD(dev, rings) { .shared_rq = 0 };
+FIXTURE_VARIANT_ADD(dev, srq) { .shared_rq = 1 };
+
+FIXTURE_SETUP(dev)
+{
+	self->shared = sdp_sysctl("shared_rq");
+	ASSERT_LE(0, self->shared);
+	sdp_sysctl_set("shared_rq", variant->shared_rq);
+}
+
 /* A test that failed with the device gone leaves it back for the next. */
 FIXTURE_TEARDOWN(dev)
 {
 	if (access("/sys/class/infiniband/rxe1", F_OK) && system(DEV_ADD))
 		TH_LOG("cannot add rxe1 back");
+	sdp_sysctl_set("shared_rq", self->shared);
 }
 
 TEST_F_TIMEOUT(dev, device_removal_resets_connections, 180)
@@ -107,6 +126,7 @@ TEST_F_TIMEOUT(dev, device_removal_resets_connections, 180)
 	pthread_t tr, tw;
 	socklen_t len;
 	long long removed = sdp_stat("DeviceRemoved"), rearmed = sdp_stat("ListenRearmed");
+	long long srq = sdp_stat("SrqConnections");
 	char buf[2];
 	int l, c, s;
 
@@ -117,6 +137,8 @@ TEST_F_TIMEOUT(dev, device_removal_resets_connections, 180)
 	s = accept(l, NULL, NULL);
 	ASSERT_LE(0, s);
 	ASSERT_EQ(SDP_TRANSPORT_RDMA, sdp_transport(c));
+	/* on the SRQ the reader learns the end from the marker after the QP's error */
+	EXPECT_EQ(srq + 2 * variant->shared_rq, sdp_stat("SrqConnections"));
 	ASSERT_EQ(0, sdp_proof_begin(&pr, c, s));
 	ASSERT_EQ(2, send(c, "hi", 2, 0));
 	ASSERT_EQ(2, recv(s, buf, 2, MSG_WAITALL));
