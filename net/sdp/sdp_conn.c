@@ -198,7 +198,6 @@ void sdp_conn_qp_err(struct sdp_conn *c)
 		sdp_srq_qp_down(c);
 }
 
-
 /*
  * A waiter that busy polls the socket (sock_poll(), epoll, recv) reaps its
  * connection's CQ through this ID, as it would a NIC queue's over TCP.

@@ -84,9 +84,9 @@ void sdp_rx_ring_init(struct sdp_conn *c)
 
 /*
  * On an SRQ (sdp_srq.c): the next message it took, to @slot (the oldest
- * promise), now charged to
- * the socket as a ring buffer would be, or, refused, to nobody: it is
- * here already, and credits bound it. False: none waits.
+ * promise), now charged to the socket as a ring buffer would be, or,
+ * refused, to nobody: it is here already, and credits bound it. False:
+ * none waits.
  */
 static bool sdp_rx_land(struct sdp_conn *c, struct sdp_rx_slot *slot)
 {

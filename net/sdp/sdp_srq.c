@@ -124,6 +124,22 @@ static void sdp_srq_refill(struct work_struct *work)
 		queue_delayed_work(sdp_wq, &s->refill, SDP_SRQ_REFILL_RETRY);
 }
 
+/* The landing ring's next entry for the poller (its one producer); NULL: full. */
+static struct sdp_land *sdp_land_next(struct sdp_conn *c)
+{
+	u32 prod = c->land_prod;
+
+	if (prod - smp_load_acquire(&c->land_cons) > c->land_mask)
+		return NULL;
+	return &c->land[prod & c->land_mask];
+}
+
+/* That entry filled: the engine's to take. */
+static void sdp_land_push(struct sdp_conn *c)
+{
+	smp_store_release(&c->land_prod, c->land_prod + 1);
+}
+
 /*
  * The poller's: hand the message to its connection, refill the SRQ. A
  * retired QP's (its connection gone) is dropped.
@@ -135,21 +151,19 @@ static void sdp_srq_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct sdp_srq *s = w->srq;
 	struct sdp_land *e;
 	struct sdp_conn *c;
-	u32 prod;
 
 	spin_lock_bh(&s->lock);
 	c = q->c;
 	if (c) {
-		prod = c->land_prod;
 		/* full: beyond every credit, after what resets it; the buffer serves on */
-		if (prod - smp_load_acquire(&c->land_cons) <= c->land_mask) {
-			e = &c->land[prod & c->land_mask];
+		e = sdp_land_next(c);
+		if (e) {
 			e->buf = w->buf;
 			e->dma = w->dma;
 			e->len = wc->byte_len;
 			e->status = wc->status;
 			e->imm = wc->wc_flags & IB_WC_WITH_IMM;
-			smp_store_release(&c->land_prod, prod + 1);
+			sdp_land_push(c);
 			w->buf = NULL;
 		}
 		sdp_cq_mark(cq, c);
@@ -162,14 +176,12 @@ static void sdp_srq_done(struct ib_cq *cq, struct ib_wc *wc)
 static void sdp_srq_end_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct sdp_conn *c = sdp_wr_of(wc)->conn;
-	u32 prod = c->land_prod;
-	struct sdp_land *e;
+	struct sdp_land *e = sdp_land_next(c);
 
-	if (prod - smp_load_acquire(&c->land_cons) <= c->land_mask) {
-		e = &c->land[prod & c->land_mask];
+	if (e) {
 		memset(e, 0, sizeof(*e));
 		e->status = wc->status == IB_WC_SUCCESS ? IB_WC_WR_FLUSH_ERR : wc->status;
-		smp_store_release(&c->land_prod, prod + 1);
+		sdp_land_push(c);
 	}
 	sdp_cq_mark(cq, c);
 }

@@ -61,9 +61,7 @@ FIXTURE_TEARDOWN(srq)
 
 	sdp_sysctl_set("shared_rq", self->shared);
 	EXPECT_TRUE(baseline_back(&self->start, &now, 30))
-		TH_LOG("QPs %d -> %d, CQs %d -> %d, PDs %d -> %d, SDP sockets %d -> %d",
-		       self->start.qps, now.qps, self->start.cqs, now.cqs,
-		       self->start.pds, now.pds, self->start.socks, now.socks);
+		TH_LOG(BASELINE_FMT, BASELINE_ARGS(&self->start, &now));
 }
 
 /* The receive memory an end holds (SO_MEMINFO's rmem_alloc), or -1. */

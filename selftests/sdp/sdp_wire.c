@@ -70,7 +70,7 @@ static int kernel_connects(struct __test_metadata *_metadata,
 			   FIXTURE_DATA(evil_client) *self)
 {
 	struct sockaddr_storage addr;
-	int buf_size = sdp_sysctl("buf_size"), fd, err;
+	int buf_size = sdp_sysctl("buf_size"), fd, err, ret = -1;
 	int timeout_ms = sdp_sysctl("connect_timeout_ms");
 	socklen_t alen;
 
@@ -91,15 +91,13 @@ static int kernel_connects(struct __test_metadata *_metadata,
 		TH_LOG("not connected in 10 s");
 	else if ((err = sdp_getint(fd, SOL_SOCKET, SO_ERROR)))
 		TH_LOG("SO_ERROR %s", strerror(err));
-	else if (!fcntl(fd, F_SETFL, 0)) {
-		sdp_sysctl_set("buf_size", buf_size);
-		sdp_sysctl_set("connect_timeout_ms", timeout_ms);
-		return fd;
-	}
+	else if (!fcntl(fd, F_SETFL, 0))
+		ret = fd;
 	sdp_sysctl_set("buf_size", buf_size);
 	sdp_sysctl_set("connect_timeout_ms", timeout_ms);
-	close(fd);
-	return -1;
+	if (ret < 0)
+		close(fd);
+	return ret;
 }
 
 /* The hand-made peer's connection to a kernel SDP socket, and the good pair. */
