@@ -325,9 +325,14 @@ ktap_check "the same cut over TCP (the oracle): both connections intact" tcp_fla
 KTAP_CLASS=
 
 # 7. Loss and reordering on both NICs: RDMA's retransmissions keep every byte.
+# A lost CM message is sent again only after the CM's response timeout
+# (rdma_cm's, about 4.3 s for RoCE): the connects get 30 s, or one loss in
+# the handshake falls back to TCP (by design; CI saw it, reason TIMEOUT).
 port=$((port + 1))
 tc qdisc add dev eth0 root netem loss 1% delay 1ms reorder 10% 50%
 sdp_peer 'tc qdisc add dev eth0 root netem loss 1% delay 1ms reorder 10% 50%'
+sysctl -qw net.sdp.connect_timeout_ms=30000
+sdp_peer 'sysctl -qw net.sdp.connect_timeout_ms=30000'
 wire_mark
 # Writes of up to 256 KiB: zero-copy's SrcAvails are read both ways, and
 # their registrations live through the retransmissions (Soft-RoCE ran a
@@ -344,6 +349,8 @@ lossy_xfer()
 ktap_check "1% loss and reordering both ways: 2 connections intact over RDMA, zero-copy both ways" lossy_xfer
 tc qdisc del dev eth0 root
 sdp_peer 'tc qdisc del dev eth0 root'
+sysctl -qw net.sdp.connect_timeout_ms=5000
+sdp_peer 'sysctl -qw net.sdp.connect_timeout_ms=5000'
 
 # 8 and 10. The peer goes away mid-transfer, with no goodbye: our sockets
 # end with ETIMEDOUT when their TCP_USER_TIMEOUT (8 s, sdp_xfer -K) runs
