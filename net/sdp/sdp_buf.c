@@ -98,6 +98,20 @@ bool sdp_buf_adopt(struct sdp_conn *c, u32 size)
 	return sdp_mem_charge(c->sk, size, SDP_MEM_RX);
 }
 
+/*
+ * On an SRQ a promise holds no memory until a message lands in it, but it
+ * lets the peer send one: made only while the socket could be charged the
+ * @size bytes it will take (net.sdp.mem, the memory cgroup), as a ring's
+ * buffer is charged when made.
+ */
+bool sdp_buf_could_charge(struct sdp_conn *c, u32 size)
+{
+	if (!sdp_mem_charge(c->sk, size, SDP_MEM_RX))
+		return false;
+	sdp_mem_uncharge(c->sk, size, SDP_MEM_RX);
+	return true;
+}
+
 /* A buffer of @size bytes for the device, charged as @mem says. */
 int sdp_buf_map(struct sdp_conn *c, void **buf, u64 *dma, u32 size,
 		enum sdp_mem mem, gfp_t gfp)

@@ -653,6 +653,7 @@ void sdp_buf_unmap(struct sdp_conn *c, void *buf, u64 dma, u32 size,
 		   enum sdp_mem mem);
 void sdp_bufs_free(struct sdp_conn *c);
 bool sdp_buf_adopt(struct sdp_conn *c, u32 size);
+bool sdp_buf_could_charge(struct sdp_conn *c, u32 size);
 int sdp_tx_buf_get(struct sdp_conn *c, struct sdp_tx_slot *s, gfp_t gfp, bool force);
 void sdp_tx_buf_put(struct sdp_conn *c, struct sdp_tx_slot *s);
 int sdp_tx_write(struct sdp_conn *c, struct msghdr *msg, int flags,

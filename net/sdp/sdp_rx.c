@@ -43,6 +43,9 @@ int sdp_rx_grow(struct sdp_conn *c, u32 n, gfp_t gfp)
 	int err;
 
 	n = min(n, c->rx_count);
+	if (c->srq && c->rx_alloc < n &&
+	    !sdp_buf_could_charge(c, (n - c->rx_alloc) * c->rcv_size))
+		return -ENOMEM;
 	while (c->rx_alloc < n) {
 		slot = &c->rx[c->rx_alloc];
 		err = c->srq ? 0 : sdp_buf_map(c, &slot->buf, &slot->dma, c->rcv_size,

@@ -211,7 +211,7 @@ TEST(rings_are_socket_memory)
  */
 FIXTURE(limit) {
 	long mem[3];
-	int buf_size, rx_bufs;
+	int buf_size, rx_bufs, shared_rq;
 };
 
 FIXTURE_SETUP(limit)
@@ -220,6 +220,7 @@ FIXTURE_SETUP(limit)
 	ASSERT_LE(0, self->mem[0]);
 	self->buf_size = sdp_sysctl("buf_size");
 	self->rx_bufs = sdp_sysctl("rx_bufs");
+	self->shared_rq = sdp_sysctl("shared_rq");
 }
 
 /* The limits back, whatever the test did. */
@@ -228,6 +229,7 @@ FIXTURE_TEARDOWN(limit)
 	sdp_mem_set(self->mem[0], self->mem[1], self->mem[2]);
 	sdp_sysctl_set("buf_size", self->buf_size);
 	sdp_sysctl_set("rx_bufs", self->rx_bufs);
+	sdp_sysctl_set("shared_rq", self->shared_rq);
 }
 
 TEST_F_TIMEOUT(limit, hard_limit_stops_rings_not_data, 300)
@@ -238,7 +240,7 @@ TEST_F_TIMEOUT(limit, hard_limit_stops_rings_not_data, 300)
 	struct sockaddr_storage ss;
 	struct sdp_info info;
 	struct sdp_proof p;
-	long fb, big = 0;
+	long fb, srq, big = 0;
 	ssize_t sent, pre;
 	socklen_t len;
 
@@ -283,6 +285,31 @@ TEST_F_TIMEOUT(limit, hard_limit_stops_rings_not_data, 300)
 	EXPECT_EQ(2, recv(b, info.ibdev, 2, MSG_WAITALL));
 	close(a);
 	close(b);
+
+	/*
+	 * On the device's SRQ a promise holds no buffer, but lets the peer
+	 * send one: past the limit promises are not made either.
+	 */
+	sdp_sysctl_set("shared_rq", 1);
+	srq = sdp_stat("SrqConnections");
+	ASSERT_EQ(0, sdp_mem_set(1, 1 << 20, 1 << 20));
+	ASSERT_EQ(0, sdp_pair(sdp_family(), SDP_A, &a, &b));
+	ASSERT_EQ(srq + 2, sdp_stat("SrqConnections"));
+	ASSERT_EQ(0, sdp_mem_set(1, 1, 1));
+	ASSERT_EQ(0, sdp_proof_begin(&p, a, b));
+	EXPECT_EQ(STREAM, stream(a, b));
+	ASSERT_EQ(0, sdp_info(b, &info));
+	EXPECT_EQ(4, info.rx_bufs_held) TH_LOG("on the SRQ past the limit");
+	SDP_PROVE(&p);
+	close(a);
+	close(b);
+	fb = sdp_stat("FallbackResources");
+	ASSERT_EQ(0, sdp_pair(sdp_family(), SDP_A, &a, &b));
+	EXPECT_EQ(SDP_TRANSPORT_TCP, sdp_transport(a));
+	EXPECT_EQ(fb + 1, sdp_stat("FallbackResources"));
+	close(a);
+	close(b);
+	sdp_sysctl_set("shared_rq", self->shared_rq);
 
 	/*
 	 * The send side: SO_SNDBUF makes a ring of many buffers, but past the
