@@ -135,6 +135,22 @@ static size_t stream(int a, int b)
 	return got;
 }
 
+/* Past the hard limit a new connection has no RDMA buffers: it starts over TCP. */
+static void new_pair_over_tcp(struct __test_metadata *_metadata)
+{
+	long fb = sdp_stat("FallbackResources");
+	char ok[2];
+	int a, b;
+
+	ASSERT_EQ(0, sdp_pair(sdp_family(), SDP_A, &a, &b));
+	EXPECT_EQ(SDP_TRANSPORT_TCP, sdp_transport(a));
+	EXPECT_EQ(fb + 1, sdp_stat("FallbackResources"));
+	EXPECT_EQ(2, send(a, "ok", 2, 0));
+	EXPECT_EQ(2, recv(b, ok, 2, MSG_WAITALL));
+	close(a);
+	close(b);
+}
+
 /* Rings for RDMA connections only: a fallback run has none to count. */
 #define NEED_RDMA() do {						\
 	if (sdp_expected_transport() != SDP_TRANSPORT_RDMA)		\
@@ -240,7 +256,7 @@ TEST_F_TIMEOUT(limit, hard_limit_stops_rings_not_data, 300)
 	struct sockaddr_storage ss;
 	struct sdp_info info;
 	struct sdp_proof p;
-	long fb, srq, big = 0;
+	long srq, big = 0;
 	ssize_t sent, pre;
 	socklen_t len;
 
@@ -277,14 +293,7 @@ TEST_F_TIMEOUT(limit, hard_limit_stops_rings_not_data, 300)
 	close(a);
 	close(b);
 
-	fb = sdp_stat("FallbackResources");
-	ASSERT_EQ(0, sdp_pair(sdp_family(), SDP_A, &a, &b));
-	EXPECT_EQ(SDP_TRANSPORT_TCP, sdp_transport(a));
-	EXPECT_EQ(fb + 1, sdp_stat("FallbackResources"));
-	EXPECT_EQ(2, send(a, "ok", 2, 0));
-	EXPECT_EQ(2, recv(b, info.ibdev, 2, MSG_WAITALL));
-	close(a);
-	close(b);
+	new_pair_over_tcp(_metadata);
 
 	/*
 	 * On the device's SRQ a promise holds no buffer, but lets the peer
@@ -303,12 +312,7 @@ TEST_F_TIMEOUT(limit, hard_limit_stops_rings_not_data, 300)
 	SDP_PROVE(&p);
 	close(a);
 	close(b);
-	fb = sdp_stat("FallbackResources");
-	ASSERT_EQ(0, sdp_pair(sdp_family(), SDP_A, &a, &b));
-	EXPECT_EQ(SDP_TRANSPORT_TCP, sdp_transport(a));
-	EXPECT_EQ(fb + 1, sdp_stat("FallbackResources"));
-	close(a);
-	close(b);
+	new_pair_over_tcp(_metadata);
 	sdp_sysctl_set("shared_rq", self->shared_rq);
 
 	/*
