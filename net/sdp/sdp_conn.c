@@ -195,7 +195,7 @@ void sdp_conn_qp_err(struct sdp_conn *c)
 
 	if (c->v.live && !c->sdev->quirks.cm_qp &&
 	    !ib_modify_qp(c->qp, &attr, IB_QP_STATE) && c->srq)
-		sdp_srq_qp_down(c);
+		sdp_post_end(c);
 }
 
 /*

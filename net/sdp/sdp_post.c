@@ -5,6 +5,8 @@
  * slot that posted it and the slot's connection: a completion is routed
  * through it, never through the CQ it arrived on.
  */
+#define pr_fmt(fmt) "sdp: " fmt
+
 #include "sdp_rdma.h"
 
 /*
@@ -182,6 +184,22 @@ int sdp_post_inv(struct sdp_conn *c, struct sdp_wr *wr, u32 rkey)
 	};
 
 	return sdp_post(c, &iwr);
+}
+
+/*
+ * An SRQ's QP is in error: the end marker, a send that flushes behind every
+ * message the QP took (sdp_srq.c), once.
+ */
+void sdp_post_end(struct sdp_conn *c)
+{
+	struct ib_send_wr wr = {
+		.wr_cqe		= &c->end_wr.cqe,
+		.opcode		= IB_WR_SEND,
+		.send_flags	= IB_SEND_SIGNALED,
+	};
+
+	if (!test_and_set_bit(SDP_C_SRQ_END, &c->flags) && sdp_post(c, &wr))
+		pr_warn_ratelimited("the end marker could not be posted\n");
 }
 
 /* The completion handlers' side: @c has completions to take in. */

@@ -263,6 +263,7 @@ enum {
 	SDP_C_CREDIT_DUE,	/* the credit timer fired: announce what is free */
 	SDP_C_CQ_MARKED,	/* on its CQ's list of connections to run (sdp_cq.c) */
 	SDP_C_ZC_STALL,		/* the peer's SrcAvail waited for our reader too long */
+	SDP_C_SRQ_END,		/* the end marker is posted (sdp_srq.c) */
 };
 
 /*
@@ -642,6 +643,7 @@ int sdp_post_read(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len,
 		  u64 raddr, u32 rkey);
 int sdp_post_reg(struct sdp_conn *c, struct sdp_wr *wr, struct ib_mr *mr, int access);
 int sdp_post_inv(struct sdp_conn *c, struct sdp_wr *wr, u32 rkey);
+void sdp_post_end(struct sdp_conn *c);
 void sdp_wr_init(struct sdp_wr *wr, struct sdp_conn *c,
 		 void (*done)(struct ib_cq *cq, struct ib_wc *wc));
 
@@ -683,7 +685,6 @@ int sdp_srq_conn_init(struct sdp_conn *c);
 void sdp_srq_retire(struct sdp_conn *c);
 void sdp_srq_reap(struct sdp_dev *sdev, bool all);
 void sdp_srq_dev_init(struct sdp_dev *sdev);
-void sdp_srq_qp_down(struct sdp_conn *c);
 void sdp_cq_exit(struct sdp_dev *sdev);
 
 /* sdp_dev.c */

@@ -415,16 +415,3 @@ void sdp_srq_dev_init(struct sdp_dev *sdev)
 	INIT_LIST_HEAD(&sdev->srqs);
 	INIT_DELAYED_WORK(&sdev->srq_reap, sdp_srq_reap_work);
 }
-
-/* The QP is in error: the marker after the messages it took. */
-void sdp_srq_qp_down(struct sdp_conn *c)
-{
-	struct ib_send_wr wr = {
-		.wr_cqe		= &c->end_wr.cqe,
-		.opcode		= IB_WR_SEND,
-		.send_flags	= IB_SEND_SIGNALED,
-	};
-
-	if (ib_post_send(c->qp, &wr, NULL))
-		pr_warn_ratelimited("the end marker could not be posted\n");
-}

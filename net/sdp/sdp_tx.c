@@ -327,12 +327,20 @@ static void sdp_rtt_sample(struct sdp_conn *c, u64 ns)
 /*
  * A failed work request: the peer is gone (retries exhausted: ETIMEDOUT, as
  * TCP's) or broke the rules; counted as @mib. A flush says nothing: the
- * connection is ending, its receives say how.
+ * connection is ending, its receives say how. On an SRQ no receive of its
+ * own flushes: a flush before the CM went is a QP that failed by itself
+ * (the peer's RDMA on our memory, say), and the end marker, landing after
+ * what the QP took, ends the connection as such.
  */
 void sdp_wr_failed(struct sdp_conn *c, u8 status, int mib)
 {
-	if (status == IB_WC_WR_FLUSH_ERR || c->sk->sk_state == TCP_CLOSE)
+	if (c->sk->sk_state == TCP_CLOSE)
 		return;
+	if (status == IB_WC_WR_FLUSH_ERR) {
+		if (c->srq && !test_bit(SDP_C_CM_GONE, &c->flags))
+			sdp_post_end(c);
+		return;
+	}
 	c->failed = true;
 	sdp_up->error(c->sk, status == IB_WC_RETRY_EXC_ERR ? ETIMEDOUT : ECONNRESET, mib);
 }

@@ -767,7 +767,7 @@ static long long stat_sum(const char *const *counters)
 static void expect_qp_fault(struct __test_metadata *_metadata,
 			    FIXTURE_DATA(evil_client) *self,
 			    const char *const *counters, long long before,
-			    long long aborts)
+			    long long aborts, bool poke)
 {
 	struct sockaddr_storage addr;
 	socklen_t alen = sizeof(addr);
@@ -777,6 +777,9 @@ static void expect_qp_fault(struct __test_metadata *_metadata,
 	status = peer_send_status(&self->p);
 	EXPECT_NE(-1, status);
 	self->refused = 1;
+	/* @poke: our QP is down (the peer's send was NAKed); our next send finds it */
+	if (poke)
+		EXPECT_EQ(1, send(self->sfd, "x", 1, 0));
 	EXPECT_RESET(self);
 	EXPECT_EQ(before + 1, stat_sum(counters));
 	EXPECT_EQ(aborts, sdp_stat("AbortSent"));
@@ -816,7 +819,7 @@ TEST_F(evil_client, message_beyond_our_buffer)
 	next_header(&self->p, &h, MID_DATA, len - sizeof(h));
 	memcpy(send_slot(&self->p), &h, sizeof(h));
 	ASSERT_EQ(0, post_send(&self->p, &wr, len));
-	expect_qp_fault(_metadata, self, counters, before, aborts);
+	expect_qp_fault(_metadata, self, counters, before, aborts, false);
 }
 
 /*
@@ -833,7 +836,36 @@ TEST_F(evil_client, rdma_write_on_our_memory)
 
 	ASSERT_EQ(0, conn_error_trace());
 	ASSERT_EQ(0, post_send(&self->p, &wr, 64));
-	expect_qp_fault(_metadata, self, counters, before, aborts);
+	expect_qp_fault(_metadata, self, counters, before, aborts, false);
+}
+
+/*
+ * The same on the SRQ, where nothing of the connection's own flushes when
+ * its QP fails (no receive is its own): the connection learns it at its
+ * next send, whose flush ends it after what the QP took, as a ring's
+ * flushed receives would. (An idle reader learns it as over TCP from a
+ * silent peer: by keepalive.)
+ */
+TEST(srq_rdma_write_on_our_memory)
+{
+	static const char *const counters[] = { "QpError", NULL };
+	FIXTURE_DATA(evil_client) c = {};
+	struct ibv_send_wr wr = { .opcode = IBV_WR_RDMA_WRITE,
+				  .wr.rdma = { .remote_addr = 0x10000, .rkey = 0x1234 } };
+	int shared = sdp_sysctl("shared_rq");
+	long long srq = sdp_stat("SrqConnections"), before, aborts;
+
+	ASSERT_LE(0, shared);
+	sdp_sysctl_set("shared_rq", 1);
+	client_up(_metadata, &c);
+	EXPECT_EQ(srq + 3, sdp_stat("SrqConnections"));
+	before = stat_sum(counters);
+	aborts = sdp_stat("AbortSent");
+	ASSERT_EQ(0, conn_error_trace());
+	ASSERT_EQ(0, post_send(&c.p, &wr, 64));
+	expect_qp_fault(_metadata, &c, counters, before, aborts, true);
+	client_down(_metadata, &c);
+	sdp_sysctl_set("shared_rq", shared);
 }
 
 /*
@@ -859,7 +891,7 @@ TEST(rdma_read_of_our_memory)
 	aborts = sdp_stat("AbortSent");
 	ASSERT_EQ(0, conn_error_trace());
 	ASSERT_EQ(0, post_send(&c.p, &wr, 64));
-	expect_qp_fault(_metadata, &c, counters, before, aborts);
+	expect_qp_fault(_metadata, &c, counters, before, aborts, false);
 	client_down(_metadata, &c);
 }
 
