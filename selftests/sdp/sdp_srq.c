@@ -318,16 +318,25 @@ TEST_F_TIMEOUT(srq, a_reader_that_never_reads_starves_no_one, 300)
 	close_all(s, N + 1);
 }
 
-/* Memory comes back after this long: the SRQ has long run dry by then. */
-#define DRY_MS		300
+/* Memory comes back this long after a sender met the dry SRQ (an RNR NAK). */
+#define DRY_MS		20
 #define DRY_ARMED	"1000000"
+
+struct dry {
+	long long rnr;		/* rxe's send_rnr_err before */
+	long hit;		/* the refills that failed */
+};
 
 static void *memory_back_later(void *arg)
 {
-	long *hit = arg;
+	struct dry *d = arg;
+	int i;
 
+	/* (10 s at most: a slow kernel takes longer to empty it) */
+	for (i = 0; i < 2000 && sdp_rxe_counter("send_rnr_err") <= d->rnr; i++)
+		usleep(5000);
 	usleep(DRY_MS * 1000);
-	*hit = atol(DRY_ARMED) - sdp_read_int(FAIL_DIR, "rx_buf");
+	d->hit = atol(DRY_ARMED) - sdp_read_int(FAIL_DIR, "rx_buf");
 	sdp_write_file(FAIL_DIR "rx_buf", "0");
 	return NULL;
 }
@@ -335,14 +344,13 @@ static void *memory_back_later(void *arg)
 /*
  * The SRQ's refill finds no memory (sdp/fail/rx_buf armed): every buffer
  * a message took stays unposted, the SRQ runs dry, and the senders wait on
- * RNR NAKs (rxe's send_rnr_err). Memory comes back 300 ms later, within
- * the senders' 0.7 s of retries; the refill, tried again on its own, posts
- * the buffers, and both streams arrive whole.
+ * RNR NAKs (rxe's send_rnr_err). Memory comes back 20 ms after the first,
+ * within the senders' 0.7 s of retries; the refill, tried again on its
+ * own, posts the buffers, and both streams arrive whole.
  */
 TEST_F_TIMEOUT(srq, an_srq_run_dry_fills_again, 120)
 {
-	long long rnr = sdp_rxe_counter("send_rnr_err");
-	long hit = 0;
+	struct dry d = { .rnr = sdp_rxe_counter("send_rnr_err") };
 	pthread_t t;
 	int c, s;
 
@@ -351,12 +359,12 @@ TEST_F_TIMEOUT(srq, an_srq_run_dry_fills_again, 120)
 	ASSERT_EQ(0, open_pairs(_metadata, self, &c, &s, 1));
 	prove_pair(_metadata, self, c, s);
 	ASSERT_EQ(0, sdp_write_file(FAIL_DIR "rx_buf", DRY_ARMED));
-	ASSERT_EQ(0, pthread_create(&t, NULL, memory_back_later, &hit));
+	ASSERT_EQ(0, pthread_create(&t, NULL, memory_back_later, &d));
 	EXPECT_TRUE(flows(_metadata, &c, &s, 1, 4 << 20));
 	pthread_join(t, NULL);
-	TH_LOG("%ld refills failed, %lld RNR NAKs", hit, sdp_rxe_counter("send_rnr_err") - rnr);
-	EXPECT_LE(64, hit);
-	EXPECT_LT(rnr, sdp_rxe_counter("send_rnr_err"));
+	TH_LOG("%ld refills failed, %lld RNR NAKs", d.hit, sdp_rxe_counter("send_rnr_err") - d.rnr);
+	EXPECT_LE(64, d.hit);
+	EXPECT_LT(d.rnr, sdp_rxe_counter("send_rnr_err"));
 	close(c);
 	close(s);
 }
