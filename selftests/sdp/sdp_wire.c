@@ -1112,6 +1112,8 @@ struct fuzz {
 	int resets, eofs, alive, msgs, bad;
 	bool must_reset;	/* this connection had a misstep always refused: */
 	size_t cut;		/* nothing sent from there on may arrive */
+	int cut_kind;		/* that misstep, for the log */
+	struct bsdh cut_h;
 };
 
 /* What the kernel socket has for us now; false once it ended (EOF, error). */
@@ -1177,6 +1179,8 @@ static bool fuzz_one(struct peer *p, struct fuzz *f)
 	     (kind == 0 && h.mid != MID_DATA && (h.mid != MID_DISCONN || len)))) {
 		f->must_reset = true;
 		f->cut = f->nsent;
+		f->cut_kind = kind;
+		f->cut_h = h;
 	}
 	if (h.mid == MID_DATA) {
 		memcpy(f->sent + f->nsent, payload, len);
@@ -1266,7 +1270,9 @@ TEST_F_TIMEOUT(random_peer, sequences_for_a_bounded_time, 24 * 3600)
 		EXPECT_FALSE(f.must_reset && (open || !err))
 			TH_LOG("connection %d: a misstep let through", conns);
 		EXPECT_FALSE(f.must_reset && f.nrecv > f.cut)
-			TH_LOG("connection %d: data from a misstep on delivered", conns);
+			TH_LOG("connection %d: data from a misstep on delivered (kind %d: mid 0x%02x len %u mseq %u ack %u bufs %u flags 0x%02x)",
+			       conns, f.cut_kind, f.cut_h.mid, ntohl(f.cut_h.len), ntohl(f.cut_h.mseq),
+			       ntohl(f.cut_h.mseq_ack), ntohs(f.cut_h.bufs), f.cut_h.flags);
 		if (open) {
 			f.alive++;
 			EXPECT_EQ(f.nsent, f.nrecv) TH_LOG("connection %d: alive, %zu of %zu bytes",
