@@ -1156,7 +1156,9 @@ static bool fuzz_one(struct peer *p, struct fuzz *f)
 	case 2: h.len = htonl(ntohl(h.len) + 1 + random() % 64); break;
 	case 3: h.mseq = htonl(--p->mseq); break;		/* a duplicate */
 	case 4: h.mseq = htonl(++p->mseq); break;		/* a gap */
-	case 5: h.mseq_ack = htonl(p->rx_mseq + 1 + random() % 1000); break;
+	case 5:	/* past all the kernel can have sent: our receives bound it */
+		h.mseq_ack = htonl(p->rx_mseq + PEER_BUFS + 1 + random() % 1000);
+		break;
 	case 6: h.bufs = htons(random()); break;
 	case 7: h.flags = random(); break;
 	case 8:						/* DisConn, half with data */
