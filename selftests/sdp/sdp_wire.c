@@ -827,7 +827,8 @@ TEST_F(evil_client, message_beyond_our_buffer)
  * Write without a protocol exchange. (A Read cannot even be posted: the
  * CM gave the peer's QP the read depth it asked for, 0.)
  */
-TEST_F(evil_client, rdma_write_on_our_memory)
+static void write_on_our_memory(struct __test_metadata *_metadata,
+				FIXTURE_DATA(evil_client) *self, bool poke)
 {
 	static const char *const counters[] = { "QpError", NULL };
 	long long before = stat_sum(counters), aborts = sdp_stat("AbortSent");
@@ -836,7 +837,12 @@ TEST_F(evil_client, rdma_write_on_our_memory)
 
 	ASSERT_EQ(0, conn_error_trace());
 	ASSERT_EQ(0, post_send(&self->p, &wr, 64));
-	expect_qp_fault(_metadata, self, counters, before, aborts, false);
+	expect_qp_fault(_metadata, self, counters, before, aborts, poke);
+}
+
+TEST_F(evil_client, rdma_write_on_our_memory)
+{
+	write_on_our_memory(_metadata, self, false);
 }
 
 /*
@@ -848,22 +854,15 @@ TEST_F(evil_client, rdma_write_on_our_memory)
  */
 TEST(srq_rdma_write_on_our_memory)
 {
-	static const char *const counters[] = { "QpError", NULL };
 	FIXTURE_DATA(evil_client) c = {};
-	struct ibv_send_wr wr = { .opcode = IBV_WR_RDMA_WRITE,
-				  .wr.rdma = { .remote_addr = 0x10000, .rkey = 0x1234 } };
 	int shared = sdp_sysctl("shared_rq");
-	long long srq = sdp_stat("SrqConnections"), before, aborts;
+	long long srq = sdp_stat("SrqConnections");
 
 	ASSERT_LE(0, shared);
 	sdp_sysctl_set("shared_rq", 1);
 	client_up(_metadata, &c);
 	EXPECT_EQ(srq + 3, sdp_stat("SrqConnections"));
-	before = stat_sum(counters);
-	aborts = sdp_stat("AbortSent");
-	ASSERT_EQ(0, conn_error_trace());
-	ASSERT_EQ(0, post_send(&c.p, &wr, 64));
-	expect_qp_fault(_metadata, &c, counters, before, aborts, true);
+	write_on_our_memory(_metadata, &c, true);
 	client_down(_metadata, &c);
 	sdp_sysctl_set("shared_rq", shared);
 }
