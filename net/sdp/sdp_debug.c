@@ -16,6 +16,7 @@
 #include "sdp_debug.h"
 
 u32 sdp_inject_warn;
+u32 sdp_hold_poll;
 atomic_t sdp_faults[SDP_FAULT_MAX];
 static struct dentry *sdp_debugfs;
 
@@ -42,6 +43,7 @@ void sdp_debug_init(void)
 
 	sdp_debugfs = debugfs_create_dir("sdp", NULL);
 	debugfs_create_u32("inject_warn", 0600, sdp_debugfs, &sdp_inject_warn);
+	debugfs_create_u32("hold_poll", 0600, sdp_debugfs, &sdp_hold_poll);
 	fail = debugfs_create_dir("fail", sdp_debugfs);
 	for (i = 0; i < SDP_FAULT_MAX; i++)
 		debugfs_create_atomic_t(sdp_fault_names[i], 0600, fail, &sdp_faults[i]);

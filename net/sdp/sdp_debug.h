@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Sockets Direct Protocol: the test suite's knobs (debugfs sdp/, not an
- * ABI), for every layer: where an allocation is made to fail, and the
- * planted warning.
+ * ABI), for every layer: where an allocation is made to fail, the
+ * planted warning, and the CQs' pollers held.
  */
 #ifndef _NET_SDP_DEBUG_H
 #define _NET_SDP_DEBUG_H
@@ -39,6 +39,8 @@ static inline bool sdp_fault(enum sdp_fault site)
 }
 
 extern u32 sdp_inject_warn;
+/* Set: the CQs' pollers take nothing (sdp/hold_poll) and spin until it is clear. */
+extern u32 sdp_hold_poll;
 void sdp_debug_init(void);
 void sdp_debug_exit(void);
 

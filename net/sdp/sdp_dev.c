@@ -114,8 +114,7 @@ static void sdp_remove_one(struct ib_device *ibdev, void *client_data)
 	kref_put(&sdev->ref, sdp_dev_release);
 	wait_for_completion(&sdev->released);
 	/* the QPs their connections left on SRQs, and so the SRQs */
-	cancel_delayed_work_sync(&sdev->srq_reap);
-	sdp_srq_reap(sdev, true);
+	sdp_srq_dev_exit(sdev);
 	sdp_cq_exit(sdev);
 	kfree(sdev);
 }

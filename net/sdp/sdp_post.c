@@ -48,14 +48,19 @@ int sdp_post_recv(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len)
  * context switch per message; with BHs off it runs when they are
  * re-enabled, in our context, as TCP's transmit does.
  */
-static int sdp_post(struct sdp_conn *c, const struct ib_send_wr *wr)
+static int sdp_post_qp(struct ib_qp *qp, const struct ib_send_wr *wr)
 {
 	int err;
 
 	local_bh_disable();
-	err = ib_post_send(c->qp, wr, NULL);
+	err = ib_post_send(qp, wr, NULL);
 	local_bh_enable();
 	return err;
+}
+
+static int sdp_post(struct sdp_conn *c, const struct ib_send_wr *wr)
+{
+	return sdp_post_qp(c->qp, wr);
 }
 
 /*
@@ -186,20 +191,35 @@ int sdp_post_inv(struct sdp_conn *c, struct sdp_wr *wr, u32 rkey)
 	return sdp_post(c, &iwr);
 }
 
+/* A send that flushes: @qp is in error (ib_modify_qp() to ERR is taken from any state). */
+static int sdp_post_marker(struct ib_qp *qp, struct sdp_wr *wr)
+{
+	struct ib_send_wr swr = {
+		.wr_cqe		= &wr->cqe,
+		.opcode		= IB_WR_SEND,
+		.send_flags	= IB_SEND_SIGNALED,
+	};
+
+	return sdp_post_qp(qp, &swr);
+}
+
 /*
  * An SRQ's QP is in error: the end marker, a send that flushes behind every
  * message the QP took (sdp_srq.c), once.
  */
 void sdp_post_end(struct sdp_conn *c)
 {
-	struct ib_send_wr wr = {
-		.wr_cqe		= &c->end_wr.cqe,
-		.opcode		= IB_WR_SEND,
-		.send_flags	= IB_SEND_SIGNALED,
-	};
-
-	if (!test_and_set_bit(SDP_C_SRQ_END, &c->flags) && sdp_post(c, &wr))
+	if (!test_and_set_bit(SDP_C_SRQ_END, &c->flags) && sdp_post_marker(c->qp, &c->end_wr))
 		pr_warn_ratelimited("the end marker could not be posted\n");
+}
+
+/* A retired SRQ QP's fence (sdp_srq.c): the QP to error, then the marker. */
+int sdp_post_fence(struct ib_qp *qp, struct sdp_wr *wr)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	int err = ib_modify_qp(qp, &attr, IB_QP_STATE);
+
+	return err ?: sdp_post_marker(qp, wr);
 }
 
 /* The completion handlers' side: @c has completions to take in. */

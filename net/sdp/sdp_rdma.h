@@ -198,8 +198,12 @@ struct sdp_tx_slot {
 /*
  * A QP on an SRQ (its qp_context), which outlives its connection: a
  * receive the QP took can still complete after the QP's drain (a message
- * half in when it went to error is flushed by the responder), so the QP
- * is destroyed only SDP_SRQ_RETIRE after its connection let go of it.
+ * half in when it went to error is flushed by the responder), and its
+ * completion names the QP. So the QP stays SDP_SRQ_RETIRE after its
+ * connection let go of it (standing in for the Last WQE Reached event,
+ * which rxe and siw do not raise), then a marker is sent on it, and it is
+ * destroyed once the marker's completion was polled: every completion it
+ * made was polled before (the IPoIB CM's drain, with a grace for the event).
  */
 struct sdp_srq_qp {
 	struct sdp_conn		*c;		/* NULL once retired (srq->lock) */
@@ -209,6 +213,9 @@ struct sdp_srq_qp {
 	u32			cq_room;
 	unsigned long		since;		/* jiffies: retired */
 	struct list_head	node;		/* on srq->retired */
+	struct sdp_wr		fence;		/* the marker */
+	bool			fenced;		/* posted (sdev->lock) */
+	bool			drained;	/* its completion polled: the QP may go */
 };
 
 /* A message the SRQ took for a connection, handed to its engine. */
@@ -644,6 +651,7 @@ int sdp_post_read(struct sdp_conn *c, struct sdp_wr *wr, u64 dma, u32 len,
 int sdp_post_reg(struct sdp_conn *c, struct sdp_wr *wr, struct ib_mr *mr, int access);
 int sdp_post_inv(struct sdp_conn *c, struct sdp_wr *wr, u32 rkey);
 void sdp_post_end(struct sdp_conn *c);
+int sdp_post_fence(struct ib_qp *qp, struct sdp_wr *wr);
 void sdp_wr_init(struct sdp_wr *wr, struct sdp_conn *c,
 		 void (*done)(struct ib_cq *cq, struct ib_wc *wc));
 
@@ -683,7 +691,7 @@ int sdp_cq_init(struct sdp_dev *sdev);
 struct sdp_srq *sdp_srq_get(struct sdp_dev *sdev, u32 size);
 int sdp_srq_conn_init(struct sdp_conn *c);
 void sdp_srq_retire(struct sdp_conn *c);
-void sdp_srq_reap(struct sdp_dev *sdev, bool all);
+void sdp_srq_dev_exit(struct sdp_dev *sdev);
 void sdp_srq_dev_init(struct sdp_dev *sdev);
 void sdp_cq_exit(struct sdp_dev *sdev);
 

@@ -36,13 +36,18 @@
  */
 #define pr_fmt(fmt) "sdp: " fmt
 
+#include <linux/delay.h>
 #include <linux/log2.h>
 #include <linux/slab.h>
 
 #include "sdp_rdma.h"
 
-/* How long a QP its connection let go of stays (struct sdp_srq_qp). */
+/* How long a QP its connection let go of stays before its fence (struct sdp_srq_qp). */
 #define SDP_SRQ_RETIRE		HZ
+/* How often the retired QPs are looked at, for fences due and done. */
+#define SDP_SRQ_REAP_EVERY	(HZ / 10)
+/* The device's removal waits this long for fences; a device that flushes nothing must not hold it. */
+#define SDP_SRQ_FENCE_WAIT	(5 * HZ)
 /*
  * Buffers the refill could not have are tried again this soon: well
  * within the RNR NAKs' hold on a sender (sdp_conn.c), should the SRQ
@@ -331,11 +336,20 @@ static void sdp_srq_conn_exit(struct sdp_conn *c)
 	c->land = NULL;
 }
 
+/* A retired QP's marker, polled after every completion the QP made. */
+static void sdp_srq_fence_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct sdp_srq_qp *q = container_of(sdp_wr_of(wc), struct sdp_srq_qp, fence);
+
+	/* the poller's last look at q: the reap may free it at once */
+	smp_store_release(&q->drained, true);
+}
+
 /*
  * The connection lets go of its QP (drained of its sends) and CQ room: a
  * receive the QP took may still complete (the responder flushes a message
  * half in when the QP went to error), so the QP stays, retired, its
- * completions dropped, until sdp_srq_reap().
+ * completions dropped, until its fence completes (sdp_srq_reap()).
  */
 void sdp_srq_retire(struct sdp_conn *c)
 {
@@ -359,10 +373,11 @@ void sdp_srq_retire(struct sdp_conn *c)
 		q->cq = c->cq;
 		q->cq_room = c->cq_room;
 		q->since = jiffies;
+		sdp_wr_init(&q->fence, NULL, sdp_srq_fence_done);
 		mutex_lock(&sdev->lock);
 		list_add_tail(&q->node, &s->retired);
 		mutex_unlock(&sdev->lock);
-		queue_delayed_work(sdp_wq, &sdev->srq_reap, SDP_SRQ_RETIRE);
+		queue_delayed_work(sdp_wq, &sdev->srq_reap, SDP_SRQ_REAP_EVERY);
 	}
 	c->srq_qp = NULL;
 	c->qp = NULL;
@@ -370,44 +385,68 @@ void sdp_srq_retire(struct sdp_conn *c)
 }
 
 /*
- * QPs retired SDP_SRQ_RETIRE ago go, with their CQ room; all with @all
- * (the device goes), each once its grace is over: its CQ's poller still
- * runs, and a late completion must not find the QP freed.
+ * One look at the retired QPs: those whose grace is over get their fence,
+ * those whose fence completed go, with their CQ room; all with @force (the
+ * device goes, and its fences did not complete in time). True: some stay.
  */
-void sdp_srq_reap(struct sdp_dev *sdev, bool all)
+static bool sdp_srq_reap(struct sdp_dev *sdev, bool force)
 {
 	struct sdp_srq_qp *q, *tmp;
 	struct sdp_srq *s;
 	LIST_HEAD(gone);
-	bool later = false;
+	bool left = false;
 
 	mutex_lock(&sdev->lock);
 	list_for_each_entry(s, &sdev->srqs, node) {
 		list_for_each_entry_safe(q, tmp, &s->retired, node) {
-			if (all || time_after_eq(jiffies, q->since + SDP_SRQ_RETIRE))
+			if (force || smp_load_acquire(&q->drained)) {
 				list_move_tail(&q->node, &gone);
-			else
-				later = true;
+				continue;
+			}
+			left = true;
+			if (q->fenced || time_before(jiffies, q->since + SDP_SRQ_RETIRE))
+				continue;
+			q->fenced = true;
+			/* (cannot fail on a QP that took sends: its room is there) */
+			if (sdp_post_fence(q->qp, &q->fence)) {
+				pr_warn_ratelimited("a retired QP's fence could not be posted\n");
+				list_move_tail(&q->node, &gone);
+			}
 		}
 	}
-	if (later)
-		queue_delayed_work(sdp_wq, &sdev->srq_reap, SDP_SRQ_RETIRE);
 	mutex_unlock(&sdev->lock);
-	/* (each wait ends by the youngest's grace: a second at most in all) */
+	if (force && !list_empty(&gone))
+		pr_warn("%s: retired QPs whose fence never completed go\n",
+			dev_name(&sdev->ibdev->dev));
 	list_for_each_entry_safe(q, tmp, &gone, node) {
 		s = q->srq;
-		if (time_before(jiffies, q->since + SDP_SRQ_RETIRE))
-			schedule_timeout_uninterruptible(q->since + SDP_SRQ_RETIRE - jiffies);
 		ib_destroy_qp(q->qp);
 		sdp_cq_put(sdev, q->cq, q->cq_room, s->class);
 		kfree(q);
 		sdp_srq_put(s);
 	}
+	return left;
 }
 
 static void sdp_srq_reap_work(struct work_struct *work)
 {
-	sdp_srq_reap(container_of(to_delayed_work(work), struct sdp_dev, srq_reap), false);
+	struct sdp_dev *sdev = container_of(to_delayed_work(work), struct sdp_dev, srq_reap);
+
+	if (sdp_srq_reap(sdev, false))
+		queue_delayed_work(sdp_wq, &sdev->srq_reap, SDP_SRQ_REAP_EVERY);
+}
+
+/*
+ * The device goes, its connections gone: the QPs they left, and so the
+ * SRQs, each after its fence (its CQ's poller still runs).
+ */
+void sdp_srq_dev_exit(struct sdp_dev *sdev)
+{
+	unsigned long end = jiffies + SDP_SRQ_RETIRE + SDP_SRQ_FENCE_WAIT;
+
+	cancel_delayed_work_sync(&sdev->srq_reap);
+	while (sdp_srq_reap(sdev, time_after(jiffies, end)))
+		msleep(20);
 }
 
 void sdp_srq_dev_init(struct sdp_dev *sdev)

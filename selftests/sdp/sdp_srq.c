@@ -13,7 +13,9 @@
  *   an_srq_run_dry_fills_again: its refill finds no memory until the SRQ
  *   is dry and its senders wait, then finds it again: streams whole;
  *   without_an_srq_a_ring_of_its_own: the SRQ cannot be made (sdp/fail/srq),
- *   the connection posts its own ring and works.
+ *   the connection posts its own ring and works;
+ *   a_retired_qp_waits_for_its_fence: a closed connection's QP stays until
+ *   the marker sent on it after its grace was polled (sdp/hold_poll).
  * Each case ends with the SDP sockets, QPs, CQs and PDs back (an SRQ goes
  * with its PD once its last connection is gone); TCP runs the same, the
  * oracle.
@@ -28,6 +30,7 @@
 #include "sdp_baseline.h"
 
 #define FAIL_DIR	"/sys/kernel/debug/sdp/fail/"
+#define HOLD_POLL	"/sys/kernel/debug/sdp/hold_poll"
 #define RING_START	4		/* receive buffers a ring posts first */
 #define BUF		16384		/* net.sdp.buf_size's default */
 
@@ -394,6 +397,38 @@ TEST_F(srq, without_an_srq_a_ring_of_its_own)
 	prove_pair(_metadata, self, c, s);
 	close(c);
 	close(s);
+}
+
+/*
+ * A closed connection's QP on the SRQ is retired: a message half in when
+ * it went to error may still complete, naming the QP. After its grace (a
+ * second) a marker is sent on it, and the QP goes once the marker's
+ * completion was polled, every completion of the QP before it. With the
+ * CQs' pollers held past the grace, both ends' QPs stay; let go, they go.
+ */
+TEST_F_TIMEOUT(srq, a_retired_qp_waits_for_its_fence, 120)
+{
+	int c, s, i, socks, held, after;
+
+	if (!self->sdp)
+		SKIP(return, "no QP in TCP");
+	ASSERT_EQ(0, open_pairs(_metadata, self, &c, &s, 1));
+	prove_pair(_metadata, self, c, s);
+	close(c);
+	close(s);
+	/* a socket is gone from sock_diag after its connection let go of its QP */
+	for (i = 0; i < 1000 && (socks = sdp_sockets()) != self->start.socks; i++)
+		usleep(1000);
+	ASSERT_EQ(0, sdp_write_file(HOLD_POLL, "1"));
+	held = rdma_objects(RDMA_NLDEV_CMD_RES_QP_GET);
+	sleep(3);
+	after = rdma_objects(RDMA_NLDEV_CMD_RES_QP_GET);
+	ASSERT_EQ(0, sdp_write_file(HOLD_POLL, "0"));
+	TH_LOG("QPs %d at the start, %d retired and held, %d three seconds on",
+	       self->start.qps, held, after);
+	EXPECT_EQ(self->start.socks, socks);
+	EXPECT_EQ(self->start.qps + 2, held);
+	EXPECT_EQ(held, after);
 }
 
 TEST_HARNESS_MAIN
