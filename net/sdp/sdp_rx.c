@@ -88,8 +88,8 @@ void sdp_rx_ring_init(struct sdp_conn *c)
 /*
  * On an SRQ (sdp_srq.c): the next message it took, to @slot (the oldest
  * promise), now charged to the socket as a ring buffer would be, or,
- * refused, to nobody: it is here already, and credits bound it. False:
- * none waits.
+ * refused, to nobody: it is here already, loose (the SRQ lends no more
+ * than SDP_SRQ_BUFS such, sdp_srq.c). False: none waits.
  */
 static bool sdp_rx_land(struct sdp_conn *c, struct sdp_rx_slot *slot)
 {
@@ -104,6 +104,8 @@ static bool sdp_rx_land(struct sdp_conn *c, struct sdp_rx_slot *slot)
 	slot->status = e->status;
 	slot->imm = e->imm;
 	slot->kmem = e->buf && !sdp_buf_adopt(c, c->rcv_size);
+	if (e->buf && !slot->kmem)
+		atomic_dec(&c->srq->loose);
 	slot->done = true;
 	smp_store_release(&c->land_cons, c->land_cons + 1);
 	return true;
@@ -112,6 +114,8 @@ static bool sdp_rx_land(struct sdp_conn *c, struct sdp_rx_slot *slot)
 /* A slot read to its end: its buffer goes, the promise is made again. */
 static void sdp_rx_unslot(struct sdp_conn *c, struct sdp_rx_slot *slot)
 {
+	if (slot->kmem)
+		atomic_dec(&c->srq->loose);
 	sdp_buf_unmap(c, slot->buf, slot->dma, c->rcv_size,
 		      slot->kmem ? SDP_MEM_RX_KERNEL : SDP_MEM_RX);
 	slot->buf = NULL;

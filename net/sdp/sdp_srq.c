@@ -24,6 +24,14 @@
  * (sdp_cq.c): a CQ still cannot overflow, whatever a peer does. Buffer
  * sizes are powers of two, so a device has at most SDP_SRQ_CLASSES SRQs.
  *
+ * A message the socket's limits refuse to charge (past net.sdp.mem's hard
+ * limit, or the memory cgroup's) is kept all the same, loose: its promise
+ * was made. Promises are many more than buffers, so past SDP_SRQ_BUFS
+ * loose buffers the SRQ is not refilled: senders wait on RNR NAKs until
+ * readers free theirs, and reset after their retries (SDP_RNR_RETRY) if
+ * none does, as TCP past tcp_mem drops what comes. Loose buffers are then
+ * at most twice the SRQ's, whatever a peer sends on how many connections.
+ *
  * An SRQ and its QPs share a protection domain (Soft-RoCE and siw check
  * a receive's local key against the QP's), so connections on it offer
  * no zero-copy: no region of theirs is ever open to a peer, and the
@@ -85,7 +93,8 @@ static void sdp_srq_fill(struct sdp_srq_wr *w, gfp_t gfp)
 	struct ib_device *dev = s->sdev->ibdev;
 
 	if (!w->buf) {
-		w->buf = sdp_fault(SDP_FAULT_RX_BUF) ? NULL : kmalloc(s->size, gfp);
+		w->buf = sdp_fault(SDP_FAULT_RX_BUF) || atomic_read(&s->loose) >= SDP_SRQ_BUFS ?
+			 NULL : kmalloc(s->size, gfp);
 		if (w->buf) {
 			w->dma = ib_dma_map_single(dev, w->buf, s->size, DMA_FROM_DEVICE);
 			if (ib_dma_mapping_error(dev, w->dma)) {
@@ -169,6 +178,7 @@ static void sdp_srq_done(struct ib_cq *cq, struct ib_wc *wc)
 			e->status = wc->status;
 			e->imm = wc->wc_flags & IB_WC_WITH_IMM;
 			sdp_land_push(c);
+			atomic_inc(&s->loose);
 			w->buf = NULL;
 		}
 		sdp_cq_mark(cq, c);
@@ -319,11 +329,15 @@ int sdp_srq_conn_init(struct sdp_conn *c)
 	return 0;
 }
 
-/* Messages never taken (the QP no longer hands any), and the ring. */
+/*
+ * Messages never taken (the QP no longer hands any), and the ring; the
+ * loose buffers among them and among those taken (freed with the rings).
+ */
 static void sdp_srq_conn_exit(struct sdp_conn *c)
 {
 	struct ib_device *dev = c->sdev->ibdev;
 	struct sdp_land *e;
+	u32 i;
 
 	for (; c->land && c->land_cons != c->land_prod; c->land_cons++) {
 		e = &c->land[c->land_cons & c->land_mask];
@@ -331,7 +345,11 @@ static void sdp_srq_conn_exit(struct sdp_conn *c)
 			continue;
 		ib_dma_unmap_single(dev, e->dma, c->rcv_size, DMA_FROM_DEVICE);
 		kfree(e->buf);
+		atomic_dec(&c->srq->loose);
 	}
+	for (i = 0; c->rx && i < c->rx_count; i++)
+		if (c->rx[i].buf && c->rx[i].kmem)
+			atomic_dec(&c->srq->loose);
 	kfree(c->land);
 	c->land = NULL;
 }

@@ -363,6 +363,65 @@ TEST_F_TIMEOUT(limit, hard_limit_stops_rings_not_data, 300)
 	}
 }
 
+/*
+ * On the SRQ, a message that lands past the hard limit is kept uncharged,
+ * loose: its promise was made before. Promises on many connections add up
+ * to far more than the SRQ's 64 buffers, so the SRQ lends at most 64 loose
+ * ones and is then not refilled: senders wait on RNR NAKs (and, nobody
+ * reading, reset when their retries run out, QpError). However much the
+ * peers send, what arrives for readers that do not read (their rx_bytes)
+ * fits twice the SRQ (64 more were posted) and what the sockets' reserves
+ * could still take, a buffer each.
+ */
+TEST_F_TIMEOUT(limit, past_the_hard_limit_the_srq_lends_one_srq_worth, 300)
+{
+	enum { N = 8, SRQ_BUFS = 64 };
+	static char big_buf[1 << 16];
+	long long qperr = sdp_stat("QpError");
+	unsigned long long rx0[N], got = 0;
+	int a[N], b[N], i, r, promised = 0;
+	struct sdp_info info;
+	struct sdp_proof p;
+
+	NEED_RDMA();
+	sdp_sysctl_set("shared_rq", 1);
+	sdp_sysctl_set("rx_bufs", 64);
+	for (i = 0; i < N; i++) {
+		ASSERT_EQ(0, sdp_pair(sdp_family(), SDP_A, &a[i], &b[i]));
+		ASSERT_EQ(SDP_TRANSPORT_RDMA, sdp_transport(b[i]));
+		if (!i)
+			ASSERT_EQ(0, sdp_proof_begin(&p, a[i], b[i]));
+		EXPECT_EQ(STREAM, stream(a[i], b[i]));
+		if (!i)
+			SDP_PROVE(&p);
+		ASSERT_EQ(0, sdp_info(b[i], &info));
+		promised += info.rx_credits;
+		rx0[i] = info.rx_bytes;
+	}
+	ASSERT_LT(3 * SRQ_BUFS, promised) TH_LOG("%d promises: too few to tell", promised);
+	ASSERT_EQ(0, sdp_mem_set(1, 1, 1));
+	/* (a sender past the limit keeps to one buffer: rounds, while it gets credits) */
+	for (r = 0; r < 20; r++) {
+		for (i = 0; i < N; i++)
+			while (send(a[i], big_buf, sizeof(big_buf), MSG_DONTWAIT | MSG_NOSIGNAL) > 0)
+				;
+		usleep(50000);
+	}
+	for (i = 0; i < N; i++) {
+		ASSERT_EQ(0, sdp_info(b[i], &info));
+		got += info.rx_bytes - rx0[i];
+	}
+	ASSERT_EQ(0, sdp_mem_set(self->mem[0], self->mem[1], self->mem[2]));
+	TH_LOG("%d promises on %d connections; past the limit %llu KiB arrived unread, %lld QP errors",
+	       promised, N, got >> 10, sdp_stat("QpError") - qperr);
+	EXPECT_LT(0, got);
+	EXPECT_GE((2 * SRQ_BUFS + N) * 16384ULL, got);
+	for (i = 0; i < N; i++) {
+		close(a[i]);
+		close(b[i]);
+	}
+}
+
 #define CG	"/sys/fs/cgroup"
 #define CG_TEST	CG "/sdp-mem-test"
 
