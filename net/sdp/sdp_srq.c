@@ -208,6 +208,8 @@ static void sdp_srq_free(struct sdp_srq *s)
 
 	/* (no QP is left: nothing completes, nothing else queues the refill) */
 	cancel_delayed_work_sync(&s->refill);
+	/* every connection gave back what it took: a count gone wrong would starve the SRQ */
+	WARN_ON_ONCE(atomic_read(&s->loose));
 	if (s->srq)
 		ib_destroy_srq(s->srq);
 	for (i = 0; i < SDP_SRQ_BUFS; i++) {
