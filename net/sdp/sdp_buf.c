@@ -167,9 +167,7 @@ void sdp_bufs_free(struct sdp_conn *c)
 	for (i = 0; c->tx && i < c->tx_count; i++)
 		sdp_buf_unmap(c, c->tx[i].buf, c->tx[i].dma, c->snd_size,
 			      c->tx[i].kmem ? SDP_MEM_KERNEL : SDP_MEM_TX);
-	for (i = 0; i < c->tx_kept; i++)
-		sdp_buf_unmap(c, c->tx_keep[i].buf, c->tx_keep[i].dma, c->snd_size,
-			      SDP_MEM_TX);
+	sdp_tx_keep_drop(c);
 	sdp_buf_unmap(c, c->ctrl_buf, c->ctrl_dma, SDP_CTRL_SLOTS * SDP_CTRL_MSG_MAX,
 		      SDP_MEM_KERNEL);
 	kfree(c->rx);
@@ -202,6 +200,16 @@ int sdp_tx_buf_get(struct sdp_conn *c, struct sdp_tx_slot *s, gfp_t gfp, bool fo
 		s->kmem = !err;
 	}
 	return err;
+}
+
+/* The kept send buffers go: idle, a connection holds none, as TCP none once all is acknowledged. */
+void sdp_tx_keep_drop(struct sdp_conn *c)
+{
+	while (c->tx_kept) {
+		c->tx_kept--;
+		sdp_buf_unmap(c, c->tx_keep[c->tx_kept].buf, c->tx_keep[c->tx_kept].dma,
+			      c->snd_size, SDP_MEM_TX);
+	}
 }
 
 /* A completed send slot's buffer: kept for the next message, or freed. */

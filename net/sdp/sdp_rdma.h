@@ -53,6 +53,8 @@
  * provider that stalls must not hang its sender.
  */
 #define SDP_TX_STALL_MS		60000
+/* Nothing sent or completed for this long: the kept send buffers go (sdp_tx_watch()). */
+#define SDP_TX_IDLE		(HZ / 5)
 /* TCP_CORK and MSG_MORE hold a partial message at most this long (as TCP). */
 #define SDP_CORK_TIMEOUT	(HZ / 5)
 /* A lone free buffer waits this long to be announced (TCP_DELACK_MIN). */
@@ -667,6 +669,7 @@ bool sdp_buf_adopt(struct sdp_conn *c, u32 size);
 bool sdp_buf_could_charge(struct sdp_conn *c, u32 size);
 int sdp_tx_buf_get(struct sdp_conn *c, struct sdp_tx_slot *s, gfp_t gfp, bool force);
 void sdp_tx_buf_put(struct sdp_conn *c, struct sdp_tx_slot *s);
+void sdp_tx_keep_drop(struct sdp_conn *c);
 int sdp_tx_write(struct sdp_conn *c, struct msghdr *msg, int flags,
 		 size_t *copied, gfp_t gfp);
 

@@ -442,27 +442,40 @@ static unsigned long sdp_tx_limit(const struct sdp_conn *c)
 /*
  * Engine context, after each push; @rearm: the timer ran out or the limit
  * changed. The timer is lazy: progress only moves tx_stamp, and a timer that
- * fires early re-arms.
+ * fires early re-arms. With nothing to bound, the same timer lets the kept
+ * send buffers go once nothing moved for SDP_TX_IDLE.
  */
 void sdp_tx_watch(struct sdp_conn *c, bool rearm)
 {
 	struct sock *sk = c->sk;
 	unsigned long limit, due;
 
-	limit = c->started && sk->sk_state != TCP_CLOSE &&
-		!test_bit(SDP_C_CM_GONE, &c->flags) ? sdp_tx_limit(c) : 0;
-	if (!limit) {
+	if (!c->started || sk->sk_state == TCP_CLOSE || test_bit(SDP_C_CM_GONE, &c->flags)) {
 		c->tx_waiting = false;
 		return;
 	}
-	if (!c->tx_waiting) {
-		c->tx_waiting = true;
-		c->tx_stamp = jiffies;
-	}
-	due = c->tx_stamp + limit;
-	if (time_after_eq(jiffies, due)) {
-		sdp_up->error(sk, ETIMEDOUT, SDP_MIB_TX_TIMEOUT);
-		return;
+	limit = sdp_tx_limit(c);
+	if (!limit) {
+		/* (a stall's far timer is brought in) */
+		rearm |= c->tx_waiting;
+		c->tx_waiting = false;
+		if (!c->tx_kept)
+			return;
+		due = c->tx_stamp + SDP_TX_IDLE;
+		if (time_after_eq(jiffies, due)) {
+			sdp_tx_keep_drop(c);
+			return;
+		}
+	} else {
+		if (!c->tx_waiting) {
+			c->tx_waiting = true;
+			c->tx_stamp = jiffies;
+		}
+		due = c->tx_stamp + limit;
+		if (time_after_eq(jiffies, due)) {
+			sdp_up->error(sk, ETIMEDOUT, SDP_MIB_TX_TIMEOUT);
+			return;
+		}
 	}
 	if (rearm || !timer_pending(&c->tx_timer))
 		sk_reset_timer(sk, &c->tx_timer, due);
