@@ -249,7 +249,7 @@ struct sdp_srq {
 	spinlock_t		lock;		/* empty; the QPs' c */
 	u32			nempty;
 	struct sdp_srq_wr	*empty[SDP_SRQ_BUFS];	/* no buffer: the refill's */
-	atomic_t		loose;		/* buffers taken, charged to no socket */
+	atomic_t		loose;		/* buffers taken, refused by their sockets' limits */
 	struct delayed_work	refill;
 	struct sdp_srq_wr	wrs[SDP_SRQ_BUFS];
 };

@@ -104,8 +104,8 @@ static bool sdp_rx_land(struct sdp_conn *c, struct sdp_rx_slot *slot)
 	slot->status = e->status;
 	slot->imm = e->imm;
 	slot->kmem = e->buf && !sdp_buf_adopt(c, c->rcv_size);
-	if (e->buf && !slot->kmem)
-		atomic_dec(&c->srq->loose);
+	if (slot->kmem)
+		atomic_inc(&c->srq->loose);
 	slot->done = true;
 	smp_store_release(&c->land_cons, c->land_cons + 1);
 	return true;

@@ -178,7 +178,6 @@ static void sdp_srq_done(struct ib_cq *cq, struct ib_wc *wc)
 			e->status = wc->status;
 			e->imm = wc->wc_flags & IB_WC_WITH_IMM;
 			sdp_land_push(c);
-			atomic_inc(&s->loose);
 			w->buf = NULL;
 		}
 		sdp_cq_mark(cq, c);
@@ -333,7 +332,7 @@ int sdp_srq_conn_init(struct sdp_conn *c)
 
 /*
  * Messages never taken (the QP no longer hands any), and the ring; the
- * loose buffers among them and among those taken (freed with the rings).
+ * loose buffers among those taken are freed with the rings.
  */
 static void sdp_srq_conn_exit(struct sdp_conn *c)
 {
@@ -347,7 +346,6 @@ static void sdp_srq_conn_exit(struct sdp_conn *c)
 			continue;
 		ib_dma_unmap_single(dev, e->dma, c->rcv_size, DMA_FROM_DEVICE);
 		kfree(e->buf);
-		atomic_dec(&c->srq->loose);
 	}
 	for (i = 0; c->rx && i < c->rx_count; i++)
 		if (c->rx[i].buf && c->rx[i].kmem)
