@@ -29,8 +29,10 @@
  * was made. Promises are many more than buffers, so past SDP_SRQ_BUFS
  * loose buffers the SRQ is not refilled: senders wait on RNR NAKs until
  * readers free theirs, and reset after their retries (SDP_RNR_RETRY) if
- * none does, as TCP past tcp_mem drops what comes. Loose buffers are then
- * at most twice the SRQ's, whatever a peer sends on how many connections.
+ * none does, as TCP past tcp_mem drops what comes. A buffer is counted
+ * when its connection's engine takes the message, so the SRQ's 64 posted
+ * and what a batch of completions refilled before the count come on top:
+ * some three times the SRQ, whatever a peer sends on how many connections.
  *
  * An SRQ and its QPs share a protection domain (Soft-RoCE and siw check
  * a receive's local key against the QP's), so connections on it offer

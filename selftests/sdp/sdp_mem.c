@@ -370,8 +370,9 @@ TEST_F_TIMEOUT(limit, hard_limit_stops_rings_not_data, 300)
  * ones and is then not refilled: senders wait on RNR NAKs (and, nobody
  * reading, reset when their retries run out, QpError). However much the
  * peers send, what arrives for readers that do not read (their rx_bytes)
- * fits twice the SRQ (64 more were posted) and what the sockets' reserves
- * could still take, a buffer each.
+ * fits three times the SRQ (64 more were posted, and a batch of
+ * completions refills before their engines count) and what the sockets'
+ * reserves could still take, a buffer each.
  */
 TEST_F_TIMEOUT(limit, past_the_hard_limit_the_srq_lends_one_srq_worth, 300)
 {
@@ -379,7 +380,7 @@ TEST_F_TIMEOUT(limit, past_the_hard_limit_the_srq_lends_one_srq_worth, 300)
 	static char big_buf[1 << 16];
 	long long qperr = sdp_stat("QpError");
 	unsigned long long rx0[N], got = 0;
-	int a[N], b[N], i, r, promised = 0;
+	int a[N], b[N], i, k, r, promised = 0;
 	struct sdp_info info;
 	struct sdp_proof p;
 
@@ -391,14 +392,20 @@ TEST_F_TIMEOUT(limit, past_the_hard_limit_the_srq_lends_one_srq_worth, 300)
 		ASSERT_EQ(SDP_TRANSPORT_RDMA, sdp_transport(b[i]));
 		if (!i)
 			ASSERT_EQ(0, sdp_proof_begin(&p, a[i], b[i]));
-		EXPECT_EQ(STREAM, stream(a[i], b[i]));
+		/* (a ring doubles only when its sender ran dry: a reader that
+		 * kept up leaves it small, so stream again until it is half grown) */
+		for (k = 0; k < 4; k++) {
+			EXPECT_EQ(STREAM, stream(a[i], b[i]));
+			ASSERT_EQ(0, sdp_info(b[i], &info));
+			if (info.rx_credits >= SRQ_BUFS / 2)
+				break;
+		}
 		if (!i)
 			SDP_PROVE(&p);
-		ASSERT_EQ(0, sdp_info(b[i], &info));
 		promised += info.rx_credits;
 		rx0[i] = info.rx_bytes;
 	}
-	ASSERT_LT(3 * SRQ_BUFS, promised) TH_LOG("%d promises: too few to tell", promised);
+	ASSERT_LT(3 * SRQ_BUFS + N, promised) TH_LOG("%d promises: too few to tell", promised);
 	ASSERT_EQ(0, sdp_mem_set(1, 1, 1));
 	/* (a sender past the limit keeps to one buffer: rounds, while it gets credits) */
 	for (r = 0; r < 20; r++) {
@@ -415,7 +422,7 @@ TEST_F_TIMEOUT(limit, past_the_hard_limit_the_srq_lends_one_srq_worth, 300)
 	TH_LOG("%d promises on %d connections; past the limit %llu KiB arrived unread, %lld QP errors",
 	       promised, N, got >> 10, sdp_stat("QpError") - qperr);
 	EXPECT_LT(0, got);
-	EXPECT_GE((2 * SRQ_BUFS + N) * 16384ULL, got);
+	EXPECT_GE((3 * SRQ_BUFS + N) * 16384ULL, got);
 	for (i = 0; i < N; i++) {
 		close(a[i]);
 		close(b[i]);
