@@ -185,10 +185,13 @@ struct sdp_tx_slot {
 	bool			ctrl;		/* from the control ring */
 	bool			kmem;		/* forced: kernel memory, not the socket's */
 	bool			write;		/* RDMA Written into the peer's SinkAvail, at raddr */
+	u32			rkey;
 	u64			stamp;		/* ns: posted at; once done, it took */
 	u64			raddr;
-	u32			rkey;
 };
+
+/* A ring of 16 fits a 1 KiB slab object (72 bytes took a 2 KiB one). */
+static_assert(sizeof(struct sdp_tx_slot) == 64);
 
 /*
  * A shared receive queue (sdp_srq.c): this many buffers posted, each
