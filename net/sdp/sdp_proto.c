@@ -147,7 +147,7 @@ void sdp_proto_bsdh(const struct sdp_seq *s, struct sdp_bsdh *h, u8 mid,
 void sdp_seq_sent(struct sdp_seq *s, u16 bufs)
 {
 	s->tx_mseq++;
-	s->hist[s->tx_mseq & (SDP_HIST_SIZE - 1)] = (struct sdp_adv){ bufs, s->rx_mseq };
+	s->hist[s->tx_mseq & (SDP_HIST_SIZE - 1)] = (struct sdp_adv){ bufs, (u16)s->rx_mseq };
 	s->rx_adv = bufs;
 	s->rx_mseq_adv = s->rx_mseq;
 }
@@ -195,10 +195,11 @@ static int sdp_check_bsdh(const struct sdp_seq *s, const struct sdp_bsdh *h,
 		return SDP_MIB_BAD_FLAGS;
 	/*
 	 * The peer had seen our message @ack, which offered adv->bufs buffers
-	 * after its message adv->rx_mseq; a control message may take the spare.
+	 * after its message adv->rx_mseq (its low 16 bits, which tell, struct
+	 * sdp_adv); a control message may take the spare.
 	 */
 	adv = &s->hist[ack & (SDP_HIST_SIZE - 1)];
-	if (mseq - adv->rx_mseq > adv->bufs + sdp_mid_is_ctrl(h, len))
+	if ((u16)(mseq - adv->rx_mseq) > adv->bufs + sdp_mid_is_ctrl(h, len))
 		return SDP_MIB_BAD_CREDITS;
 	return 0;
 }

@@ -29,10 +29,15 @@
 
 static_assert(SDP_HIST_SIZE > SDP_MAX_BUFS && !(SDP_HIST_SIZE & (SDP_HIST_SIZE - 1)));
 
-/* What we advertised with one message we sent. */
+/*
+ * What we advertised with one message we sent. Of rx_mseq the low 16 bits
+ * tell enough: a message the check accepts is at most SDP_MAX_BUFS + 1 past
+ * the rx_mseq of the advert it acknowledges, which is never older than
+ * that of the last one accepted (so 4 bytes an entry, 2 KiB a connection).
+ */
 struct sdp_adv {
 	u16	bufs;
-	u32	rx_mseq;
+	u16	rx_mseq;
 };
 
 /*
