@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * sdp_connbench: how long connect() takes, over SDP or TCP.
+ * sdp_connbench: how long connect() takes, over SDP, TCP or SMC (AF_SMC).
  *
- *   sdp_connbench -l [-e] [-f tcp|sdp] ADDR PORT     accept and close, forever
- *   sdp_connbench [-e] [-f tcp|sdp] [-n N] ADDR PORT connect+close N times
+ *   sdp_connbench -l [-e] [-f tcp|sdp|smc] ADDR PORT     accept and close, forever
+ *   sdp_connbench [-e] [-f tcp|sdp|smc] [-n N] ADDR PORT connect+close N times
  *
  * With -e (both ends) each connection also carries a 1-byte echo before it
  * closes: the client sends a byte and waits for it to come back, so a cycle
  * ends only once the connection has moved data both ways.
  *
  * The client prints one line:
- *   first_us=F median_us=M p99_us=P rate_per_s=R transport=tcp|rdma
+ *   first_us=F median_us=M p99_us=P rate_per_s=R transport=tcp|rdma|smc
  * where "first" is the first connect (uncached) and the others are over the
  * remaining ones (connect, or connect and echo with -e); rate counts whole
  * cycles, close included, per second. No tool in Debian opens family 27 for
@@ -27,6 +27,10 @@
 #include <unistd.h>
 
 #include "sdp_family.h"
+
+#ifndef AF_SMC
+#define AF_SMC 43
+#endif
 
 static double now_us(void)
 {
@@ -45,7 +49,7 @@ static int cmp_double(const void *a, const void *b)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: sdp_connbench [-l] [-e] [-f tcp|sdp] [-n N] ADDR PORT\n");
+	fprintf(stderr, "usage: sdp_connbench [-l] [-e] [-f tcp|sdp|smc] [-n N] ADDR PORT\n");
 	exit(2);
 }
 
@@ -92,6 +96,8 @@ static const char *transport(int fd, int fam)
 
 	if (fam == AF_INET)
 		return "tcp";
+	if (fam == AF_SMC)	/* SMC's own fallback shows in its netlink counters */
+		return "smc";
 	if (getsockopt(fd, SOL_SDP, SDP_INFO, &info, &len))
 		return "unknown";
 	return info.transport == SDP_TRANSPORT_RDMA ? "rdma" : "tcp";
@@ -115,6 +121,8 @@ int main(int argc, char **argv)
 		case 'f':
 			if (!strcmp(optarg, "sdp"))
 				fam = sdp_family();
+			else if (!strcmp(optarg, "smc"))
+				fam = AF_SMC;
 			else if (strcmp(optarg, "tcp"))
 				usage();
 			break;
