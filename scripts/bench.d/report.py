@@ -287,6 +287,58 @@ def zc_tables(pre, where, cpu_of):
 zc_tables("", "in one VM", "whole VM, both ends")
 zc_tables("wire_", "between two hosts", "the sender's host")
 
+# ---- issue 37's scale measures between two hosts (scripts/bench.d/scale: the
+# servers on the peer, one vCPU a host; SMC-R where it ran over RDMA)
+WPATHS = ("TCP", "rsockets", "SMC", "SDP")
+wire = {}   # measure -> {path: value}
+
+
+def wire_get(sec, tools, size, metric):
+    out = {}
+    for p in WPATHS:
+        for t in tools:
+            v = get("wire_" + sec, p, t, size, metric)
+            if v is not None:
+                out[p] = v
+                break
+    return out
+
+
+wire_rows = [("setup /s", "conn", (CB,), 0, "connects_per_s", "up"),
+             ("setup+echo /s", "conn", (CBE,), 0, "connects_per_s", "up"),
+             ("64 B pp blocking µs", "lat", (SB,), 64, "rtt_median_us", "down"),
+             ("64 B pp epoll µs (rs poll)", "lat_ev", (SBE, SB + " -w poll"), 64, "rtt_median_us", "down"),
+             ("64 B pp epoll busy µs", "lat_evbp", (SBE,), 64, "rtt_median_us", "down")]
+wire_rows += [("%d streams MB/s" % n, "many", (SBE, SB + " -w poll"), n, "mbytes_per_s", "up")
+              for n in sorted({int(r["size"]) for r in rows if r["section"] == "wire_many"})]
+wire_rows += [("idle KiB/end at %d" % n, "mem", (SB,), n, "memfree_kib_per_end", "down")
+              for n in sorted({int(r["size"]) for r in rows if r["section"] == "wire_mem"})]
+if any(r["section"].startswith("wire_") and not r["section"].startswith("wire_zc") for r in rows):
+    say()
+    say("Scale between two hosts (scripts/bench.d/scale; servers on the peer, one vCPU a")
+    say("host, memory counted on the dialling host, which holds one end of each")
+    say("connection): setup per second, 64 B ping-pong median, many streams summed,")
+    say("idle memory (MemFree drop over N).")
+    head = ["measure"] + list(WPATHS) + ["SDP/TCP", "SDP/rs", "SDP/SMC"]
+    body = []
+    for name, sec, tools, size, metric, better in wire_rows:
+        v = wire_get(sec, tools, size, metric)
+        wire[name] = v
+        body.append([name] + [fmt(v.get(p)) for p in WPATHS] +
+                    [fmt(ratio(v.get("SDP"), v.get(p)), 2) for p in ("TCP", "rsockets", "SMC")])
+    table(head, body)
+    say("  references: ib_send_lat -R 64 B %s µs, rstream -T b %s µs, rstream -T a -T b %s µs"
+        % (fmt(get("wire_lat", "verbs", "ib_send_lat", 64, "rtt_median_us")),
+           fmt(get("wire_lat", "rsockets", "rstream -T b", 64, "rtt_mean_us")),
+           fmt(get("wire_lat_ev", "rsockets", "rstream -T a", 64, "rtt_mean_us"))))
+    rd = get("wire_mem", "SDP", SB, max([n for _, s, _, n, _, _ in wire_rows if s == "mem"] or [0]),
+             "rdma_conns")
+    if rd is not None:
+        say("  SDP's largest idle count: %d connections over RDMA" % rd)
+    for r in rows:
+        if r["section"] == "wire_smc":
+            say("  SMC-R: " + r["value"])
+
 # ---- setup
 say()
 say("Connection setup per second (sdp_connbench, one after another): connect+accept+close,")
