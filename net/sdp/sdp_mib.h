@@ -52,6 +52,7 @@ enum sdp_mib_field {
 	SDP_MIB_KEEPALIVE_PROBES,
 	SDP_MIB_RECV_POLL_HIT,		/* a receive's spin found data */
 	SDP_MIB_RECV_POLL_MISS,		/* it spun in vain, then slept */
+	SDP_MIB_RECV_POLL_CUT,		/* it gave the CPU to another task, then slept */
 	SDP_MIB_ZC_SENDS,		/* SrcAvails sent */
 	SDP_MIB_ZC_TX_BYTES,		/* bytes the peer read from them */
 	SDP_MIB_ZC_RX_BYTES,		/* bytes we read of the peer's */

@@ -55,6 +55,7 @@ static const char * const sdp_mib_names[SDP_MIB_MAX] = {
 	[SDP_MIB_KEEPALIVE_PROBES]	= "KeepaliveProbes",
 	[SDP_MIB_RECV_POLL_HIT]		= "RecvPollHit",
 	[SDP_MIB_RECV_POLL_MISS]	= "RecvPollMiss",
+	[SDP_MIB_RECV_POLL_CUT]		= "RecvPollCut",
 	[SDP_MIB_ZC_SENDS]		= "ZcopySends",
 	[SDP_MIB_ZC_TX_BYTES]		= "ZcopyTxBytes",
 	[SDP_MIB_ZC_RX_BYTES]		= "ZcopyRxBytes",

@@ -2432,6 +2432,61 @@ TEST_F(pair, so_busy_poll)
 	EXPECT_RDMA_RX(self->sfd, 100);
 }
 
+/* A thread that keeps its CPU busy till told to stop. */
+struct hog {
+	volatile bool stop;
+	cpu_set_t cpu;
+};
+
+static void *hog_run(void *arg)
+{
+	struct hog *h = arg;
+
+	sched_setaffinity(0, sizeof(h->cpu), &h->cpu);
+	while (!h->stop)
+		;
+	return NULL;
+}
+
+/*
+ * A blocking receive spins for its data only while no other task wants its
+ * CPU: that task may be the one moving its packets (rxe's kworker). With a
+ * busy thread on the reader's CPU it sleeps at once (RecvPollCut), however
+ * long its poll time, and the byte comes as over TCP.
+ */
+TEST_F(pair, a_spin_gives_way_to_a_task_on_its_cpu)
+{
+	bool rdma = variant->sdp && sdp_expected_transport() == SDP_TRANSPORT_RDMA;
+	struct delayed_send d = { .fd = self->cfd, .ms = 300 };
+	struct hog h = { .stop = false };
+	long long cut, hit;
+	pthread_t t, ht;
+	cpu_set_t all;
+	char c = 0;
+
+	ASSERT_EQ(0, sched_getaffinity(0, sizeof(all), &all));
+	CPU_ZERO(&h.cpu);
+	CPU_SET(sched_getcpu(), &h.cpu);
+	EXPECT_EQ(0, sdp_setint(self->sfd, SOL_SOCKET, SO_BUSY_POLL, 2000000));
+	cut = sdp_stat("RecvPollCut");
+	hit = sdp_stat("RecvPollHit");
+	/* the sender before the pinning, which threads inherit */
+	ASSERT_EQ(0, pthread_create(&t, NULL, delayed_send, &d));
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(h.cpu), &h.cpu));
+	ASSERT_EQ(0, pthread_create(&ht, NULL, hog_run, &h));
+	EXPECT_EQ(1, recv(self->sfd, &c, 1, 0));
+	h.stop = true;
+	pthread_join(ht, NULL);
+	pthread_join(t, NULL);
+	EXPECT_EQ(0, sched_setaffinity(0, sizeof(all), &all));
+	EXPECT_EQ('z', c);
+	if (rdma) {
+		EXPECT_LT(cut, sdp_stat("RecvPollCut"));
+		EXPECT_EQ(hit, sdp_stat("RecvPollHit"));
+	}
+	EXPECT_RDMA_RX(self->sfd, 1);
+}
+
 /* Sockets on their own: bind, listen, connect. */
 FIXTURE(sock) {
 	int family;
